@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+/**
+ * A Redis stream entry id, `<ms>-<seq>`. Every position a client holds is one of these, so
+ * comparisons must be exact: both parts are compared as unbounded decimal integers.
+ */
+export const streamIdSchema = z
+  .string()
+  .max(41)
+  .regex(/^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})$/, 'must be a Redis stream id like 1700000000000-0');
+
+export type StreamId = z.infer<typeof streamIdSchema>;
+
+/** The id before every entry: resuming from it asks for the whole retained history. */
+export const STREAM_START: StreamId = '0-0';
+
+function compareDecimal(a: string, b: string): number {
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Total order of stream ids, as Redis orders them. Both ids must already be valid. */
+export function compareStreamIds(a: StreamId, b: StreamId): number {
+  const da = a.indexOf('-');
+  const db = b.indexOf('-');
+  const ms = compareDecimal(a.slice(0, da), b.slice(0, db));
+  return ms !== 0 ? ms : compareDecimal(a.slice(da + 1), b.slice(db + 1));
+}
+
+export function isStreamId(value: string): value is StreamId {
+  return streamIdSchema.safeParse(value).success;
+}

@@ -1,0 +1,13 @@
+import { z } from 'zod';
+
+/**
+ * A stream's name is its Redis key, verbatim: a producer in any language XADDs to this key and
+ * the relay reads it. The character set keeps names safe in URLs, logs and metric labels.
+ */
+export const streamNameSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9_.:{}\-/]+$/, 'may contain only letters, digits and _ . : { } - /');
+
+export type StreamName = z.infer<typeof streamNameSchema>;
