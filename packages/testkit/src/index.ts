@@ -1,1 +1,16 @@
-export {};
+export { freePort } from './freePort.js';
+export { OutputBuffer } from './outputBuffer.js';
+export type { OutputLine, OutputStream } from './outputBuffer.js';
+export { readListeningPort } from './readListeningPort.js';
+export type { ReadListeningPortOptions } from './readListeningPort.js';
+export { redisPing } from './redisPing.js';
+export { repoRoot } from './repoRoot.js';
+export { ServiceError, spawnService } from './spawnService.js';
+export type { ExitStatus, LineMatcher, Service, SpawnServiceOptions, WaitForLineOptions } from './spawnService.js';
+export { spawnTsEntry, tsxLoaderUrl } from './spawnTsEntry.js';
+export type { SpawnTsEntryOptions } from './spawnTsEntry.js';
+export { startRedis } from './startRedis.js';
+export type { RedisServer, StartRedisOptions } from './startRedis.js';
+export { waitFor } from './waitFor.js';
+export type { WaitForOptions } from './waitFor.js';
+export { DeadlineError, withDeadline } from './withDeadline.js';

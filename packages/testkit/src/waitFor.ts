@@ -1,0 +1,45 @@
+import { inspect } from 'node:util';
+import { DeadlineError, withDeadline } from './withDeadline.js';
+
+export interface WaitForOptions {
+  /** Total time allowed, including the time each check takes. */
+  timeoutMs: number;
+  /** Pause between checks. */
+  intervalMs?: number;
+  /** What the test was waiting for; it leads the error message. */
+  message: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls `condition` until it returns true, or rejects at the deadline. Tests use this instead of
+ * fixed sleeps: they finish as soon as the condition holds and fail with a message saying what
+ * never happened. A check that throws counts as "not yet" (a server that is still starting makes
+ * its probes throw); the last such error is attached to the rejection so the cause is not lost.
+ */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  { timeoutMs, intervalMs = 20, message }: WaitForOptions,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) break;
+    try {
+      // A check that hangs must not outlive the deadline.
+      if (await withDeadline(Promise.resolve().then(condition), remaining, message)) return;
+    } catch (error) {
+      if (error instanceof DeadlineError) break;
+      lastError = error;
+    }
+    const pause = Math.min(intervalMs, deadline - Date.now());
+    if (pause > 0) await sleep(pause);
+  }
+  const detail =
+    lastError === undefined
+      ? ''
+      : `; last check threw: ${lastError instanceof Error ? lastError.message : inspect(lastError)}`;
+  throw new DeadlineError(`${message}${detail}`, timeoutMs, { cause: lastError });
+}
