@@ -1,0 +1,89 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { decodeEntryFields, defineStream } from '@streamgate/protocol';
+import { createPublisher } from './createPublisher.js';
+import { startRedisServer } from './testing/startRedisServer.js';
+import type { RedisServerHandle } from './testing/startRedisServer.js';
+
+const orders = defineStream('orders', z.object({ id: z.string(), qty: z.number().int().positive() }));
+const notes = defineStream<{ text: string }>('notes');
+
+describe('createPublisher (real redis-server)', () => {
+  let server: RedisServerHandle;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it('XADDs the payload in the entry format and returns the id', async () => {
+    const publisher = createPublisher({ redis });
+    const result = await publisher.publish(orders.for('eu'), { id: 'o-1', qty: 2 });
+    if (!result.ok) throw new Error(result.error.message);
+    const entries = await redis.xrange('orders:eu', '-', '+');
+    expect(entries).toHaveLength(1);
+    const [id, fields] = entries[0] ?? ['', []];
+    expect(id).toBe(result.id);
+    expect(decodeEntryFields(fields)).toEqual({ ok: true, json: '{"id":"o-1","qty":2}' });
+  });
+
+  it('publishes schema-less streams as given', async () => {
+    const result = await createPublisher({ redis }).publish(notes, { text: 'hi' });
+    expect(result.ok).toBe(true);
+    expect(await redis.xlen('notes')).toBe(1);
+  });
+
+  it('refuses payloads that fail the stream schema, naming the field, and writes nothing', async () => {
+    const publisher = createPublisher({ redis });
+    // Simulates an untyped caller (JSON from elsewhere) getting past the compile-time check.
+    const bad = JSON.parse('{"id":"o-2","qty":-1}') as { id: string; qty: number };
+    const result = await publisher.publish(orders.for('us'), bad);
+    expect(result).toEqual({
+      ok: false,
+      error: { code: 'payload_invalid', retryable: false, message: expect.stringMatching(/^payload\.qty: /) as string },
+    });
+    expect(await redis.exists('orders:us')).toBe(0);
+  });
+
+  it('refuses payloads that are not JSON-serializable', async () => {
+    const result = await createPublisher({ redis }).publish(defineStream<bigint>('big'), 1n);
+    expect(result).toMatchObject({ ok: false, error: { code: 'payload_invalid', retryable: false } });
+  });
+
+  it('trims the stream approximately to maxLen', async () => {
+    const publisher = createPublisher({ redis, maxLen: 10 });
+    const stream = notes.for('trim');
+    for (let i = 0; i < 500; i += 1) {
+      const result = await publisher.publish(stream, { text: String(i) });
+      expect(result.ok).toBe(true);
+    }
+    const length = await redis.xlen(stream.name);
+    // MAXLEN ~ trims whole radix-tree nodes (100 entries by default), never below the cap.
+    expect(length).toBeGreaterThanOrEqual(10);
+    expect(length).toBeLessThan(500);
+  });
+
+  it('reports a key of the wrong type as redis_rejected, not retryable', async () => {
+    await redis.set('plain-key', 'x');
+    const result = await createPublisher({ redis }).publish(defineStream<number>('plain-key'), 1);
+    expect(result).toMatchObject({ ok: false, error: { code: 'redis_rejected', retryable: false } });
+  });
+
+  it('reports an unreachable Redis as redis_unavailable, retryable', async () => {
+    const down = await startRedisServer();
+    const client = new Redis(down.url, { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+    await client.connect();
+    await down.stop();
+    await new Promise<void>((resolve) => (client.status === 'end' ? resolve() : client.once('end', resolve)));
+    const result = await createPublisher({ redis: client }).publish(notes, { text: 'lost' });
+    expect(result).toMatchObject({ ok: false, error: { code: 'redis_unavailable', retryable: true } });
+    client.disconnect();
+  });
+});

@@ -1,0 +1,83 @@
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { CLAIMS_VERSION, defineStream, relayClaimsSchema } from '@streamgate/protocol';
+import type { RelaySubscription } from '@streamgate/protocol';
+import { createTokenIssuer } from './createTokenIssuer.js';
+import { generateSigningKey } from './generateSigningKey.js';
+import { jwksDocument } from './jwksDocument.js';
+import { SigningKeySet } from './SigningKeySet.js';
+
+type Reply = { chunk: string };
+const replies = defineStream<Reply>('agent-replies');
+
+async function keySet(...algs: Array<'ES256' | 'EdDSA'>): Promise<SigningKeySet> {
+  const jwks = await Promise.all(algs.map((alg, i) => generateSigningKey(alg, `${alg.toLowerCase()}-${i}`)));
+  const result = await SigningKeySet.fromJwks(jwks);
+  if (!result.ok) throw new Error(result.error.message);
+  return result.keys;
+}
+
+const base = { issuer: 'https://auth.test', audience: 'streamgate-relay', redis: 'redis://Streams.internal' };
+
+describe('createTokenIssuer', () => {
+  it.each(['ES256', 'EdDSA'] as const)('mints %s tokens whose claims match relayClaimsSchema', async (alg) => {
+    const keys = await keySet(alg);
+    const issuer = createTokenIssuer({ ...base, keys, ttlSeconds: 120 });
+    const before = Math.floor(Date.now() / 1000);
+    const sub: RelaySubscription<Reply> = await issuer.issue(replies.for('run', 7), { subject: 'user-1' });
+
+    const { payload, protectedHeader } = await jwtVerify(sub.token, createLocalJWKSet(jwksDocument(keys)), {
+      issuer: base.issuer,
+      audience: base.audience,
+      algorithms: [alg],
+    });
+    expect(protectedHeader).toEqual({ alg, kid: keys.current.kid, typ: 'JWT' });
+    const claims = relayClaimsSchema.parse(payload);
+    expect(Object.keys(payload).sort()).toEqual(['aud', 'exp', 'iat', 'iss', 'jti', 'nbf', 'redis', 'stream', 'sub', 'ver']);
+    expect(claims).toMatchObject({
+      iss: base.issuer,
+      aud: base.audience,
+      sub: 'user-1',
+      ver: CLAIMS_VERSION,
+      stream: 'agent-replies:run:7',
+      redis: 'redis://streams.internal:6379/0',
+    });
+    expect(claims.iat).toBeGreaterThanOrEqual(before);
+    expect(claims.nbf).toBe(claims.iat);
+    expect(claims.exp).toBe(claims.iat + 120);
+    expect(sub).toEqual({ token: sub.token, stream: 'agent-replies:run:7', expiresAt: claims.exp * 1000 });
+  });
+
+  it('gives every token its own jti and honours per-token redis and ttl', async () => {
+    const keys = await keySet('ES256');
+    const issuer = createTokenIssuer({ ...base, keys, now: () => 1_700_000_000_000 });
+    const a = await issuer.issue(replies, { subject: 's' });
+    const b = await issuer.issue(replies, { subject: 's', redis: 'rediss://other:6380/2', ttlSeconds: 30 });
+    const pa = relayClaimsSchema.parse(decodeClaims(a.token));
+    const pb = relayClaimsSchema.parse(decodeClaims(b.token));
+    expect(pa.jti).not.toBe(pb.jti);
+    expect(pa.exp).toBe(1_700_000_000 + 300);
+    expect(pb).toMatchObject({ redis: 'rediss://other:6380/2', exp: 1_700_000_000 + 30 });
+  });
+
+  it('signs with the first key while verifiers holding either key accept it (rotation)', async () => {
+    const keys = await keySet('EdDSA', 'ES256');
+    const sub = await createTokenIssuer({ ...base, keys }).issue(replies, { subject: 's' });
+    expect(decodeProtectedHeader(sub.token).kid).toBe(keys.all[0]?.kid);
+    expect(jwksDocument(keys).keys).toHaveLength(2);
+  });
+
+  it('refuses credentials in the redis target and invalid subjects', async () => {
+    const keys = await keySet('ES256');
+    expect(() => createTokenIssuer({ ...base, keys, redis: 'redis://user:pw@r:6379' })).toThrow(/no credentials/);
+    expect(() => createTokenIssuer({ ...base, keys, ttlSeconds: 0 })).toThrow(/ttlSeconds/);
+    const issuer = createTokenIssuer({ ...base, keys });
+    await expect(issuer.issue(replies, { subject: 's', redis: 'redis://:pw@r' })).rejects.toThrow(/no credentials/);
+    await expect(issuer.issue(replies, { subject: '' })).rejects.toThrow(/sub/);
+  });
+});
+
+function decodeClaims(token: string): unknown {
+  const part = token.split('.')[1] ?? '';
+  return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+}

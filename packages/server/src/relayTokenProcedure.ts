@@ -1,0 +1,117 @@
+import { TRPCError } from '@trpc/server';
+import type {
+  inferProcedureBuilderResolverOptions,
+  TRPCProcedureBuilder,
+  TRPCQueryProcedure,
+  TRPCUnsetMarker,
+} from '@trpc/server';
+import { z } from 'zod';
+import type { RelaySubscription, StreamRef } from '@streamgate/protocol';
+import type { TokenIssuer } from './createTokenIssuer.js';
+
+/** What a product's authorization decides: who the token is for, or why not. */
+export type RelayAuthorization = { subject: string } | { denied: string };
+
+/** Hooks for metrics and audit logs; `path` is the procedure's tRPC path. */
+export type RelayTokenObserver = {
+  requested?(event: { path: string }): void;
+  issued?(event: { path: string; stream: string; subject: string }): void;
+  denied?(event: { path: string; reason: string }): void;
+};
+
+/** A procedure builder with no input yet: `t.procedure` or one with the product's middlewares. */
+export type BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape> = TRPCProcedureBuilder<
+  TContext,
+  TMeta,
+  TContextOverrides,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  false,
+  TErrorShape
+>;
+
+export type RelayTokenProcedureOptions<TCtx, TInput, T> = {
+  /** Validates the request; the procedure's input type is inferred from it. */
+  input: z.ZodType<TInput>;
+  /** Runs the product's authorization: the one place it runs, however often clients reconnect. */
+  authorize: (ctx: TCtx, input: TInput) => Promise<RelayAuthorization>;
+  /** The stream the token opens, typically `definition.for(input.id)`; it fixes the payload type. */
+  stream: (input: TInput, ctx: TCtx) => StreamRef<T>;
+  issuer: TokenIssuer;
+  /** Per-procedure overrides of the issuer's defaults. */
+  ttlSeconds?: number;
+  redis?: string;
+  observer?: RelayTokenObserver;
+};
+
+export type RelayTokenProcedure<TInputIn, TMeta, TErrorShape, T> = TRPCQueryProcedure<{
+  input: TInputIn;
+  output: RelaySubscription<T>;
+  meta: TMeta;
+  errorShape: TErrorShape;
+}>;
+
+/**
+ * The builder after `.input(schema)`, as it is at every concrete call site. tRPC computes these
+ * types through conditionals over the parser type, which TypeScript cannot reduce while the
+ * schema is a type parameter; this names the reduced shape (the type-level test pins it).
+ */
+type InputBuilder<TCtx, TInput, TInputIn, TMeta, TErrorShape, T> = {
+  query(
+    resolver: (opts: { ctx: TCtx; input: TInput; path: string }) => Promise<RelaySubscription<T>>,
+  ): RelayTokenProcedure<TInputIn, TMeta, TErrorShape, T>;
+};
+
+/**
+ * A query procedure that authorizes, then mints a relay token. Its output type is
+ * `RelaySubscription<T>`, so the client learns the stream's payload type from the router type.
+ * A denial becomes FORBIDDEN with the product's reason as message.
+ */
+export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TErrorShape, TSchema extends z.ZodType, T>(
+  procedure: BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>,
+  options: RelayTokenProcedureOptions<
+    inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>>['ctx'],
+    z.output<TSchema>,
+    T
+  > & { input: TSchema },
+): RelayTokenProcedure<z.input<TSchema>, TMeta, TErrorShape, T> {
+  type Ctx = inferProcedureBuilderResolverOptions<
+    BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>
+  >['ctx'];
+  const { authorize, stream, issuer, observer } = options;
+  const builder = procedure.input(options.input) as unknown as InputBuilder<
+    Ctx,
+    z.output<TSchema>,
+    z.input<TSchema>,
+    TMeta,
+    TErrorShape,
+    T
+  >;
+  return builder.query(async ({ ctx, input, path }) => {
+    observer?.requested?.({ path });
+    const decision = await authorize(ctx, input);
+    if ('denied' in decision) {
+      observer?.denied?.({ path, reason: decision.denied });
+      throw new TRPCError({ code: 'FORBIDDEN', message: decision.denied });
+    }
+    let ref: StreamRef<T>;
+    try {
+      ref = stream(input, ctx);
+    } catch (error) {
+      // A stream name built from input that is not a valid key is the caller's mistake, not ours.
+      if (error instanceof z.ZodError) {
+        throw new TRPCError({ code: 'BAD_REQUEST', message: `stream name: ${error.issues[0]?.message ?? 'invalid'}` });
+      }
+      throw error;
+    }
+    const subscription = await issuer.issue(ref, {
+      subject: decision.subject,
+      ...(options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds }),
+      ...(options.redis === undefined ? {} : { redis: options.redis }),
+    });
+    observer?.issued?.({ path, stream: subscription.stream, subject: decision.subject });
+    return subscription;
+  });
+}
