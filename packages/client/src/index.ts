@@ -1,1 +1,19 @@
-export {};
+export { RelayClient } from './RelayClient.js';
+export type { RelayClientOptions } from './RelayClient.js';
+export type { ConnectionStatus } from './ConnectionManager.js';
+export { backoffCeiling, fullJitterDelay, DEFAULT_BACKOFF } from './backoff.js';
+export type { BackoffOptions, ResolvedBackoff } from './backoff.js';
+export { consoleLogger } from './logger.js';
+export type { LogFields, RelayLogger } from './logger.js';
+export { TOKEN_RENEW_MARGIN_MS } from './tokens.js';
+export type {
+  ClientError,
+  ClientErrorCode,
+  EventMeta,
+  RecoveryInfo,
+  SubscribeOptions,
+  Subscription,
+  SubscriptionError,
+  SubscriptionState,
+} from './types.js';
+export type { WebSocketConstructor, WebSocketLike } from './webSocketLike.js';

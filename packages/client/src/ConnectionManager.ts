@@ -1,0 +1,161 @@
+import { CloseCode, reconnectAdvice } from '@streamgate/protocol';
+import type { ClientFrame, RelayError, ServerFrame } from '@streamgate/protocol';
+import { fullJitterDelay } from './backoff.js';
+import type { ResolvedBackoff } from './backoff.js';
+import { Connection } from './Connection.js';
+import type { RelayLogger } from './logger.js';
+import type { WebSocketConstructor } from './webSocketLike.js';
+
+/**
+ * - `idle`: no socket yet. `connecting`/`open`: a socket exists. `waiting`: a reconnect is scheduled.
+ * - `halted`: the relay closed with a code that forbids reconnecting; a new `subscribe()` starts over.
+ * - `closed`: `close()` was called.
+ */
+export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'waiting' | 'halted' | 'closed';
+
+export interface ConnectionEvents {
+  onOpen(): void;
+  onFrame(frame: ServerFrame): void;
+  onBadFrame(error: RelayError): void;
+  /** The socket is gone; a reconnect may already be scheduled. */
+  onDisconnected(): void;
+  /** The relay said not to reconnect. */
+  onHalted(code: number, reason: string): void;
+}
+
+export interface ConnectionManagerOptions {
+  urls: readonly string[];
+  WebSocket: WebSocketConstructor;
+  backoff: ResolvedBackoff;
+  logger: RelayLogger;
+  healthyAfterMs: number;
+  events: ConnectionEvents;
+}
+
+/** Owns the one socket: which URL, when to reconnect, and how long to wait. */
+export class ConnectionManager {
+  readonly #options: ConnectionManagerOptions;
+  #connection: Connection | undefined;
+  #status: ConnectionStatus = 'idle';
+  #urlIndex = 0;
+  #attempt = 0;
+  #immediateStreak = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: ConnectionManagerOptions) {
+    this.#options = options;
+  }
+
+  get status(): ConnectionStatus {
+    return this.#status;
+  }
+
+  get url(): string {
+    return this.#options.urls[this.#urlIndex] ?? '';
+  }
+
+  get isOpen(): boolean {
+    return this.#connection?.isOpen ?? false;
+  }
+
+  /** Connects unless a socket exists, a reconnect is scheduled, or the relay said to stop. */
+  ensure(): void {
+    if (this.#status === 'halted') this.#status = 'idle';
+    if (this.#status === 'idle') this.#connect();
+  }
+
+  send(frame: ClientFrame): boolean {
+    return this.#connection?.send(frame) ?? false;
+  }
+
+  /** Leaves the current pod now, as a drain notice asks, and goes to another one. */
+  drain(): void {
+    const conn = this.#connection;
+    if (conn === undefined) return;
+    conn.close(1000, 'drain');
+    this.#closed(conn, CloseCode.drainReconnect, 'drain');
+  }
+
+  close(): void {
+    this.#status = 'closed';
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#connection?.close(1000, 'client closed');
+    this.#connection = undefined;
+  }
+
+  #connect(): void {
+    const { WebSocket, logger, events } = this.#options;
+    const url = this.url;
+    this.#status = 'connecting';
+    let conn: Connection | undefined;
+    try {
+      conn = new Connection(
+        url,
+        WebSocket,
+        {
+          onOpen: () => {
+            if (conn !== this.#connection) return;
+            this.#status = 'open';
+            events.onOpen();
+          },
+          onFrame: (frame) => {
+            if (conn === undefined || conn !== this.#connection) return;
+            if (frame.op === 'welcome') conn.welcomed = true;
+            events.onFrame(frame);
+          },
+          onBadFrame: (error) => events.onBadFrame(error),
+          onClose: (code, reason) => {
+            if (conn !== undefined) this.#closed(conn, code, reason);
+          },
+        },
+        logger,
+      );
+    } catch (error) {
+      // A browser throws synchronously on a malformed URL; another URL may be fine.
+      logger.error('could not open a socket', { url, error });
+      this.#schedule({ backoff: true, preferOtherPod: true });
+      return;
+    }
+    this.#connection = conn;
+  }
+
+  #closed(conn: Connection, code: number, reason: string): void {
+    if (conn !== this.#connection) return;
+    this.#connection = undefined;
+    const { logger, events, healthyAfterMs } = this.#options;
+    if (conn.welcomed && Date.now() - conn.openedAt >= healthyAfterMs) {
+      this.#attempt = 0;
+      this.#immediateStreak = 0;
+    }
+    logger.debug('socket closed', { url: conn.url, code, reason });
+    if (this.#status === 'closed') return;
+    const advice = reconnectAdvice(code);
+    if (!advice.reconnect) {
+      this.#status = 'halted';
+      events.onDisconnected();
+      events.onHalted(code, reason);
+      return;
+    }
+    this.#schedule(advice);
+    events.onDisconnected();
+  }
+
+  #schedule(plan: { backoff: boolean; preferOtherPod: boolean }): void {
+    const { urls, backoff } = this.#options;
+    if (plan.preferOtherPod && urls.length > 1) this.#urlIndex = (this.#urlIndex + 1) % urls.length;
+    // An immediate reconnect is allowed once per URL in a row; a relay that keeps sending us
+    // away at once then gets the same backoff as any other failure.
+    let delay: number;
+    if (!plan.backoff && this.#immediateStreak < urls.length) {
+      this.#immediateStreak += 1;
+      delay = 0;
+    } else {
+      delay = fullJitterDelay(this.#attempt++, backoff);
+    }
+    this.#status = 'waiting';
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#status === 'waiting') this.#connect();
+    }, delay);
+  }
+}

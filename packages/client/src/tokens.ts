@@ -1,0 +1,37 @@
+import { streamNameSchema } from '@streamgate/protocol';
+import type { RelaySubscription, StreamName } from '@streamgate/protocol';
+import type { ClientError } from './types.js';
+
+/** A cached token this close to expiry is replaced before it is used to (re)subscribe. */
+export const TOKEN_RENEW_MARGIN_MS = 30_000;
+
+export type TokenCheck = { ok: true; token: RelaySubscription<unknown> } | { ok: false; error: ClientError };
+
+/**
+ * `getToken()` results come over the network from a product backend, so they are checked here
+ * like any other input, not trusted for their static type.
+ */
+export function checkToken(value: unknown, expectedStream?: StreamName): TokenCheck {
+  const invalid = (message: string): TokenCheck => ({
+    ok: false,
+    error: { code: 'token_response_invalid', retryable: false, message },
+  });
+  if (typeof value !== 'object' || value === null) return invalid('getToken() did not return an object');
+  const { token, stream, expiresAt } = value as Record<string, unknown>;
+  if (typeof token !== 'string' || token.length === 0) return invalid('token: must be a non-empty string');
+  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return invalid('expiresAt: must be a number');
+  const name = streamNameSchema.safeParse(stream);
+  if (!name.success) return invalid(`stream: ${name.error.issues[0]?.message ?? 'invalid'}`);
+  if (expectedStream !== undefined && name.data !== expectedStream) {
+    return invalid(`token is for stream "${name.data}", expected "${expectedStream}"`);
+  }
+  return { ok: true, token: { token, stream: name.data, expiresAt } };
+}
+
+export function expiresSoon(expiresAt: number, now: number = Date.now()): boolean {
+  return expiresAt - now < TOKEN_RENEW_MARGIN_MS;
+}
+
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
