@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// Makes a checkout ready for `npm test` / `npm run fleet`: workspace dependencies installed and a
+// redis-server binary on PATH (the tests start their own servers from it). Runs on a machine with
+// only Node 20 and npm, so it uses nothing but Node's standard library, and it is idempotent and
+// fast (two stat calls and one `redis-server --version`) when there is nothing to do.
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync, utimesSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+const PNPM = 'pnpm@10.34.8';
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const lockfile = join(root, 'pnpm-lock.yaml');
+const modulesState = join(root, 'node_modules', '.modules.yaml');
+
+/** @param {string} message */
+function log(message) {
+  process.stderr.write(`bootstrap: ${message}\n`);
+}
+
+/**
+ * @param {string} message
+ * @returns {never}
+ */
+function fail(message) {
+  log(message);
+  process.exit(1);
+}
+
+/**
+ * Runs a command with its output streamed to ours; returns its exit code (127 if it could not start).
+ * @param {string} command
+ * @param {string[]} args
+ * @param {import('node:child_process').SpawnSyncOptions} [options]
+ * @returns {number}
+ */
+function run(command, args, options = {}) {
+  log(`$ ${[command, ...args].join(' ')}`);
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.error) {
+    log(`${command} could not be started: ${result.error.message}`);
+    return 127;
+  }
+  return result.status ?? 1;
+}
+
+function checkNode() {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 19)) {
+    fail(`Node ${process.versions.node} is too old: install Node 20.19 or newer (package.json "engines").`);
+  }
+}
+
+function needsInstall() {
+  if (!existsSync(modulesState)) return 'node_modules is missing';
+  if (!existsSync(lockfile)) fail(`${lockfile} is missing: the install must be reproducible from a committed lockfile.`);
+  if (statSync(lockfile).mtimeMs > statSync(modulesState).mtimeMs) return 'pnpm-lock.yaml changed since the last install';
+  return null;
+}
+
+function installDependencies() {
+  const reason = needsInstall();
+  if (reason === null) return;
+  log(`${reason}: installing dependencies with ${PNPM}`);
+  // npx fetches the pinned pnpm once into npm's cache; a global pnpm is neither needed nor used,
+  // so every machine installs with the same pnpm version as CI. --frozen-lockfile: never rewrite
+  // the lockfile here; a lockfile out of date with package.json is an error to fix and commit.
+  const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+  const code = run(npx, ['-y', PNPM, 'install', '--frozen-lockfile']);
+  if (code !== 0) fail(`pnpm install failed (exit ${code}); see its output above.`);
+  // pnpm may leave .modules.yaml untouched when nothing changed; stamp it so the next run is a no-op.
+  if (existsSync(modulesState)) {
+    const now = new Date();
+    utimesSync(modulesState, now, now);
+  }
+}
+
+function redisServerVersion() {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) return null;
+  return probe.stdout.trim();
+}
+
+function canAptInstall() {
+  if (process.platform !== 'linux' || typeof process.getuid !== 'function' || process.getuid() !== 0) return false;
+  if (!existsSync('/etc/debian_version')) return false;
+  return spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+function ensureRedisServer() {
+  if (redisServerVersion() !== null) return;
+  const howTo =
+    'redis-server (Redis 7) is required on PATH: the tests start private servers from it.\n' +
+    '  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y redis-server\n' +
+    '  Fedora/RHEL:   sudo dnf install -y redis\n' +
+    '  Alpine:        apk add redis\n' +
+    '  macOS:         brew install redis\n' +
+    'A system Redis service on port 6379 is not used and need not run.';
+  if (!canAptInstall()) fail(howTo);
+  log('redis-server is missing: installing it with apt-get (running as root on Debian)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (run('apt-get', ['update'], { env }) !== 0) fail(`apt-get update failed.\n${howTo}`);
+  if (run('apt-get', ['install', '-y', '--no-install-recommends', 'redis-server'], { env }) !== 0) {
+    fail(`apt-get install redis-server failed.\n${howTo}`);
+  }
+  const version = redisServerVersion();
+  if (version === null) fail(`redis-server still not runnable after apt-get install.\n${howTo}`);
+  log(`installed ${version}`);
+}
+
+checkNode();
+installDependencies();
+ensureRedisServer();
