@@ -124,14 +124,18 @@ async function importKey(jwk: PrivateSigningJwk, index: number): Promise<ImportR
     jwk.kty === 'EC'
       ? { kty: 'EC', crv: jwk.crv, x: jwk.x, y: jwk.y, kid: jwk.kid, alg: jwk.alg, use: 'sig' }
       : { kty: 'OKP', crv: jwk.crv, x: jwk.x, kid: jwk.kid, alg: jwk.alg, use: 'sig' };
-  let privateKey: CryptoKey;
-  let publicKey: CryptoKey;
+  let privateKey: CryptoKey | Uint8Array;
+  let publicKey: CryptoKey | Uint8Array;
   try {
-    privateKey = await importJWK<CryptoKey>({ ...jwk, ext: false } satisfies JWK, jwk.alg);
-    publicKey = await importJWK<CryptoKey>(publicJwk, jwk.alg);
+    privateKey = await importJWK({ ...jwk, ext: false } satisfies JWK, jwk.alg);
+    publicKey = await importJWK(publicJwk, jwk.alg);
   } catch (error) {
     const parts = jwk.kty === 'EC' ? 'x, y and d belong to one P-256 key' : 'x and d belong to one Ed25519 key';
     return { ok: false, error: importError(`${label}: cannot import (${errorText(error)}); check that ${parts}`) };
+  }
+  // Only symmetric ("oct") JWKs import as bytes, and the schema admits none; this narrows the type.
+  if (privateKey instanceof Uint8Array || publicKey instanceof Uint8Array) {
+    return { ok: false, error: importError(`${label}: not an asymmetric key`) };
   }
   // A key whose public part does not belong to its private part would sign tokens no relay can
   // verify; catching that at boot beats a fleet-wide outage after a rotation.
