@@ -1,0 +1,76 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { HubMetrics } from './core/HubMetrics.js';
+
+/** The relay's Prometheus metrics, on a registry of its own (several relays may share a process in tests). */
+export class RelayMetrics {
+  readonly registry = new Registry();
+  readonly connections = new Gauge({ name: 'streamgate_relay_connections', help: 'Open WebSocket connections', registers: [this.registry] });
+  readonly subscriptions = new Gauge({ name: 'streamgate_relay_subscriptions', help: 'Active subscriptions', registers: [this.registry] });
+  readonly streams = new Gauge({ name: 'streamgate_relay_streams', help: 'Streams read by this pod', registers: [this.registry] });
+  readonly deliveries = new Counter({
+    name: 'streamgate_relay_deliveries_total',
+    help: 'Event frames handed to sockets',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  readonly redisReads = new Counter({
+    name: 'streamgate_relay_redis_reads_total',
+    help: 'Redis read commands issued',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly redisErrors = new Counter({
+    name: 'streamgate_relay_redis_errors_total',
+    help: 'Redis errors by operation',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+  readonly authFailures = new Counter({
+    name: 'streamgate_relay_auth_failures_total',
+    help: 'Refused tokens by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly frameErrors = new Counter({
+    name: 'streamgate_relay_frame_errors_total',
+    help: 'Client frames answered with an error, by code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly malformedEntries = new Counter({
+    name: 'streamgate_relay_malformed_entries_total',
+    help: 'Stream entries not in the entry format',
+    registers: [this.registry],
+  });
+  readonly catchUpPages = new Counter({ name: 'streamgate_relay_catchup_pages_total', help: 'Catch-up XRANGE pages read', registers: [this.registry] });
+  readonly slowConsumerCuts = new Counter({
+    name: 'streamgate_relay_slow_consumer_cuts_total',
+    help: 'Sockets closed because their send buffer passed the limit',
+    registers: [this.registry],
+  });
+  readonly refreshes = new Counter({
+    name: 'streamgate_relay_token_refreshes_total',
+    help: 'Token refresh outcomes',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly recoveries = new Counter({
+    name: 'streamgate_relay_recoveries_total',
+    help: 'Subscription starts by recovery outcome',
+    labelNames: ['recovery'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  readonly hub: HubMetrics = {
+    delivered: (count, path) => this.deliveries.inc({ path }, count),
+    malformedEntry: () => this.malformedEntries.inc(),
+    catchUpPage: () => this.catchUpPages.inc(),
+    slowConsumerCut: () => this.slowConsumerCuts.inc(),
+    sourceError: (operation) => this.redisErrors.inc({ operation }),
+    recovery: (recovery) => this.recoveries.inc({ recovery }),
+  };
+}

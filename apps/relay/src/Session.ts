@@ -1,0 +1,231 @@
+import { PROTOCOL_VERSION, parseClientFrame, relayError } from '@streamgate/protocol';
+import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
+import type { Logger } from 'pino';
+import type { Connection } from './core/Connection.js';
+import type { HubSubscriber } from './core/HubSubscriber.js';
+import type { StreamHub } from './core/StreamHub.js';
+import { errorFrameText } from './core/frameText.js';
+import type { TokenVerifier } from './auth/TokenVerifier.js';
+import type { RelayMetrics } from './RelayMetrics.js';
+
+export interface SessionDeps {
+  readonly verifier: TokenVerifier;
+  readonly hubFor: (target: string) => StreamHub;
+  readonly nodeId: string;
+  readonly maxFrameBytes: number;
+  readonly maxSubscriptions: number;
+  readonly refreshLeadSeconds: number;
+  readonly metrics: RelayMetrics;
+  readonly log: Logger;
+}
+
+type SessionSub =
+  | { state: 'authorizing'; sid: string }
+  | {
+      state: 'active';
+      sid: string;
+      subject: string;
+      stream: string;
+      target: string;
+      hub: StreamHub;
+      hubSub: HubSubscriber;
+      refreshTimer: NodeJS.Timeout | null;
+      expiryTimer: NodeJS.Timeout | null;
+    };
+
+/**
+ * One client socket's protocol state: its subscriptions, each with its own token. It speaks
+ * frames over a Connection and knows nothing of uWS. Every bad input is answered with a typed
+ * error frame and leaves the session serving.
+ */
+export class Session {
+  private readonly subs = new Map<string, SessionSub>();
+  private readonly streams = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly deps: SessionDeps,
+  ) {}
+
+  open(): void {
+    this.deps.metrics.connections.inc();
+    this.conn.send(
+      JSON.stringify({
+        op: 'welcome',
+        protocol: PROTOCOL_VERSION,
+        node: this.deps.nodeId,
+        limits: { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions },
+      }),
+    );
+  }
+
+  onBinary(): void {
+    this.reject(relayError('frame_binary', 'binary frames are not part of the protocol; send JSON text'));
+  }
+
+  onText(text: string, byteLength: number): void {
+    if (byteLength > this.deps.maxFrameBytes) {
+      this.reject(relayError('frame_too_large', `frame of ${byteLength} bytes exceeds the limit of ${this.deps.maxFrameBytes}`));
+      return;
+    }
+    const parsed = parseClientFrame(text);
+    if (!parsed.ok) {
+      this.reject(parsed.error);
+      return;
+    }
+    const frame = parsed.frame;
+    switch (frame.op) {
+      case 'subscribe':
+        void this.subscribe(frame);
+        return;
+      case 'unsubscribe':
+        this.unsubscribe(frame.sid, 'client');
+        return;
+      case 'refresh':
+        void this.refresh(frame);
+        return;
+      case 'ping':
+        this.conn.send(frame.t === undefined ? '{"op":"pong"}' : JSON.stringify({ op: 'pong', t: frame.t }));
+        return;
+    }
+  }
+
+  /** Last position of every subscription, for a drain notice. */
+  positions(): Array<{ sid: string; stream: string; id: StreamId }> {
+    const out: Array<{ sid: string; stream: string; id: StreamId }> = [];
+    for (const sub of this.subs.values()) {
+      if (sub.state === 'active') out.push({ sid: sub.sid, stream: sub.stream, id: sub.hub.positionOf(sub.hubSub) });
+    }
+    return out;
+  }
+
+  /** The socket is gone: release everything without writing to it. */
+  onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.deps.metrics.connections.dec();
+    for (const sub of this.subs.values()) this.release(sub);
+    this.subs.clear();
+    this.streams.clear();
+  }
+
+  private reject(error: RelayError, sid?: string): void {
+    this.deps.metrics.frameErrors.inc({ code: error.code });
+    this.send(errorFrameText(error.code, error.retryable, error.message, sid));
+  }
+
+  private send(text: string): void {
+    if (!this.closed && !this.conn.closed) this.conn.send(text);
+  }
+
+  private async subscribe(frame: SubscribeFrame): Promise<void> {
+    const { sid } = frame;
+    if (this.subs.has(sid)) return this.reject(relayError('duplicate_subscription', `subscription ${sid} already exists on this socket`), sid);
+    if (this.subs.size >= this.deps.maxSubscriptions) {
+      return this.reject(relayError('too_many_subscriptions', `at most ${this.deps.maxSubscriptions} subscriptions per socket`), sid);
+    }
+    const pending: SessionSub = { state: 'authorizing', sid };
+    this.subs.set(sid, pending);
+    const verified = await this.deps.verifier.verify(frame.token);
+    // The socket closed or the client unsubscribed while the token was checked.
+    if (this.closed || this.subs.get(sid) !== pending) return;
+    if (!verified.ok) {
+      this.subs.delete(sid);
+      this.deps.metrics.authFailures.inc({ reason: verified.error.code });
+      return this.reject(verified.error, sid);
+    }
+    const claims = verified.claims;
+    if (this.streams.has(claims.stream)) {
+      this.subs.delete(sid);
+      return this.reject(relayError('duplicate_stream', `this socket already subscribes to ${claims.stream}`), sid);
+    }
+    const hub = this.deps.hubFor(claims.redis);
+    const hubSub = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp);
+    const active: SessionSub = {
+      state: 'active',
+      sid,
+      subject: claims.sub,
+      stream: claims.stream,
+      target: claims.redis,
+      hub,
+      hubSub,
+      refreshTimer: null,
+      expiryTimer: null,
+    };
+    this.subs.set(sid, active);
+    this.streams.add(claims.stream);
+    this.deps.metrics.subscriptions.inc();
+    this.schedule(active, claims.exp);
+    const started = await hubSub.started;
+    if (!started.ok && this.subs.get(sid) === active) {
+      this.drop(active);
+      if (started.error.code !== 'unknown_subscription') this.reject(started.error, sid);
+    }
+  }
+
+  private unsubscribe(sid: string, reason: 'client' | RelayError['code']): void {
+    const sub = this.subs.get(sid);
+    if (sub === undefined) {
+      if (reason === 'client') this.reject(relayError('unknown_subscription', `no subscription ${sid} on this socket`), sid);
+      return;
+    }
+    this.drop(sub);
+    this.send(JSON.stringify({ op: 'unsubscribed', sid, reason }));
+  }
+
+  private async refresh(frame: RefreshFrame): Promise<void> {
+    const sub = this.subs.get(frame.sid);
+    if (sub === undefined || sub.state !== 'active') {
+      return this.reject(relayError('unknown_subscription', `no active subscription ${frame.sid} to refresh`), frame.sid);
+    }
+    const verified = await this.deps.verifier.verify(frame.token);
+    if (this.closed || this.subs.get(frame.sid) !== sub) return;
+    let error: RelayError | null = verified.ok ? null : verified.error;
+    if (verified.ok) {
+      const c = verified.claims;
+      if (c.sub !== sub.subject) error = relayError('token_subject_mismatch', 'refreshed token names another subject');
+      else if (c.stream !== sub.stream || c.redis !== sub.target) error = relayError('token_stream_mismatch', 'refreshed token names another stream');
+    }
+    if (error !== null || !verified.ok) {
+      this.deps.metrics.refreshes.inc({ outcome: 'refused' });
+      this.deps.metrics.authFailures.inc({ reason: error?.code ?? 'internal' });
+      return this.reject(error ?? relayError('internal', 'refresh failed'), frame.sid);
+    }
+    this.deps.metrics.refreshes.inc({ outcome: 'ok' });
+    sub.hubSub.exp = verified.claims.exp;
+    this.schedule(sub, verified.claims.exp);
+    this.send(JSON.stringify({ op: 'refreshed', sid: sub.sid, exp: verified.claims.exp }));
+  }
+
+  /** Asks for a new token ahead of expiry; ends the subscription if none came. */
+  private schedule(sub: Extract<SessionSub, { state: 'active' }>, exp: number): void {
+    if (sub.refreshTimer !== null) clearTimeout(sub.refreshTimer);
+    if (sub.expiryTimer !== null) clearTimeout(sub.expiryTimer);
+    const msLeft = exp * 1000 - Date.now();
+    const lead = Math.min(this.deps.refreshLeadSeconds * 1000, msLeft / 2);
+    sub.refreshTimer = setTimeout(() => {
+      sub.refreshTimer = null;
+      this.send(JSON.stringify({ op: 'refresh_token', sid: sub.sid, exp }));
+    }, Math.max(0, msLeft - lead));
+    sub.expiryTimer = setTimeout(() => {
+      sub.expiryTimer = null;
+      this.deps.metrics.refreshes.inc({ outcome: 'expired' });
+      this.unsubscribe(sub.sid, 'token_expired');
+    }, Math.max(0, msLeft));
+  }
+
+  private drop(sub: SessionSub): void {
+    this.subs.delete(sub.sid);
+    this.release(sub);
+  }
+
+  private release(sub: SessionSub): void {
+    if (sub.state !== 'active') return;
+    if (sub.refreshTimer !== null) clearTimeout(sub.refreshTimer);
+    if (sub.expiryTimer !== null) clearTimeout(sub.expiryTimer);
+    sub.hub.unsubscribe(sub.hubSub);
+    this.streams.delete(sub.stream);
+    this.deps.metrics.subscriptions.dec();
+  }
+}

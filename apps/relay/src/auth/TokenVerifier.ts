@@ -1,0 +1,80 @@
+import { errors, jwtVerify } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
+import { relayClaimsSchema, relayError } from '@streamgate/protocol';
+import type { RelayClaims, RelayError, TokenAlgorithm } from '@streamgate/protocol';
+
+export type VerifyResult = { ok: true; claims: RelayClaims } | { ok: false; error: RelayError };
+
+export interface TokenVerifierOptions {
+  readonly keys: JWTVerifyGetKey;
+  /** From configuration only: the token's own `alg` header never chooses the algorithm. */
+  readonly algorithms: readonly TokenAlgorithm[];
+  readonly audience: string;
+  readonly issuer: string;
+  readonly clockSkewSeconds: number;
+  /** Canonical Redis target URLs this relay may read (see normalizeRedisTarget). */
+  readonly redisAllowlist: ReadonlySet<string>;
+}
+
+/**
+ * Checks a relay token's signature and claims, and nothing else: the relay never asks the auth
+ * backend, which is the point of the design. Every refusal is a distinct, typed code.
+ */
+export class TokenVerifier {
+  constructor(private readonly options: TokenVerifierOptions) {}
+
+  async verify(token: string): Promise<VerifyResult> {
+    const o = this.options;
+    let payload: unknown;
+    try {
+      const verified = await jwtVerify(token, o.keys, {
+        algorithms: [...o.algorithms],
+        audience: o.audience,
+        issuer: o.issuer,
+        clockTolerance: o.clockSkewSeconds,
+        requiredClaims: ['exp', 'iat', 'sub', 'jti'],
+      });
+      payload = verified.payload;
+    } catch (error) {
+      return { ok: false, error: mapJoseError(error) };
+    }
+    const parsed = relayClaimsSchema.safeParse(payload);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue === undefined ? 'claims' : issue.path.join('.') || 'claims';
+      return { ok: false, error: relayError('token_claims_invalid', `claim ${where}: ${issue?.message ?? 'invalid'}`) };
+    }
+    if (!o.redisAllowlist.has(parsed.data.redis)) {
+      return { ok: false, error: relayError('redis_not_allowed', `redis target ${parsed.data.redis} is not in this relay's allowlist`) };
+    }
+    return { ok: true, claims: parsed.data };
+  }
+}
+
+export function mapJoseError(error: unknown): RelayError {
+  if (error instanceof errors.JWTExpired) return relayError('token_expired', 'token has expired');
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    switch (error.claim) {
+      case 'nbf':
+        return relayError('token_not_yet_valid', 'token is not valid yet (nbf)');
+      case 'aud':
+        return relayError('token_audience_invalid', 'token audience does not match this relay');
+      case 'iss':
+        return relayError('token_issuer_invalid', 'token issuer does not match this relay');
+      default:
+        return relayError('token_claims_invalid', `claim ${error.claim}: ${error.reason}`);
+    }
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) return relayError('token_algorithm_not_allowed', 'token algorithm is not allowed');
+  if (error instanceof errors.JWKSNoMatchingKey) return relayError('token_kid_unknown', 'no signing key matches the token kid');
+  if (error instanceof errors.JWSSignatureVerificationFailed) return relayError('token_signature_invalid', 'token signature is invalid');
+  if (error instanceof errors.JWKSTimeout) return relayError('jwks_unavailable', 'signing keys could not be fetched in time');
+  if (error instanceof errors.JWKSInvalid) return relayError('jwks_unavailable', 'signing key set is invalid');
+  if (error instanceof errors.JOSENotSupported) return relayError('token_algorithm_not_allowed', 'token algorithm or key type is not supported');
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) {
+    return relayError('token_malformed', 'token is not a well-formed JWS compact JWT');
+  }
+  if (error instanceof errors.JOSEError) return relayError('token_malformed', error.message);
+  // A fetch failure of the remote key set surfaces as a plain Error from fetch.
+  return relayError('jwks_unavailable', error instanceof Error ? error.message : 'signing keys unavailable');
+}

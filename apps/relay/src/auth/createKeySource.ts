@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { createLocalJWKSet, createRemoteJWKSet } from 'jose';
+import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
+import { backoffDelay } from '../redis/backoffDelay.js';
+
+export interface KeySource {
+  readonly getKey: JWTVerifyGetKey;
+  /** Resolves once keys are loaded; readiness waits for it. */
+  readonly ready: Promise<void>;
+  readonly loaded: () => boolean;
+  close(): void;
+}
+
+export type KeySourceConfig =
+  | { kind: 'remote'; url: string; refreshSeconds: number }
+  | { kind: 'file'; path: string };
+
+/**
+ * The relay's signing keys. A remote JWKS is fetched at boot and refreshed in the background,
+ * never on a client's connect; an unknown `kid` triggers at most one refetch per cooldown
+ * (jose's), so forged kids cannot make the relay hammer the auth service.
+ */
+export function createKeySource(config: KeySourceConfig, onError: (error: Error) => void): KeySource {
+  if (config.kind === 'file') {
+    const jwks = JSON.parse(readFileSync(config.path, 'utf8')) as JSONWebKeySet;
+    return { getKey: createLocalJWKSet(jwks), ready: Promise.resolve(), loaded: () => true, close: () => undefined };
+  }
+  const remote = createRemoteJWKSet(new URL(config.url), {
+    cooldownDuration: 30_000,
+    cacheMaxAge: Math.max(config.refreshSeconds * 2, 60) * 1000,
+    timeoutDuration: 5_000,
+  });
+  let isLoaded = false;
+  let closed = false;
+  let timer: NodeJS.Timeout | null = null;
+  const load = async (): Promise<void> => {
+    for (let attempt = 0; !closed; attempt++) {
+      try {
+        await remote.reload();
+        isLoaded = true;
+        return;
+      } catch (error) {
+        onError(error as Error);
+        await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, 200, 10_000)));
+      }
+    }
+  };
+  const ready = load().then(() => {
+    if (closed) return;
+    timer = setInterval(() => {
+      remote.reload().catch((error: unknown) => onError(error as Error));
+    }, config.refreshSeconds * 1000);
+    timer.unref();
+  });
+  return {
+    getKey: remote,
+    ready,
+    loaded: () => isLoaded,
+    close: () => {
+      closed = true;
+      if (timer !== null) clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { normalizeRedisTarget, tokenAlgorithmSchema } from '@streamgate/protocol';
+
+const int = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+const bool = (fallback: boolean) =>
+  z.enum(['true', 'false', '1', '0']).default(fallback ? 'true' : 'false').transform((v) => v === 'true' || v === '1');
+
+const redisList = z
+  .string()
+  .min(1)
+  .transform((raw, ctx) => {
+    const out = new Set<string>();
+    for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const normalized = normalizeRedisTarget(part);
+      if (normalized === null) {
+        ctx.addIssue({ code: 'custom', message: `"${part}" is not a redis:// URL without credentials` });
+        return z.NEVER;
+      }
+      out.add(normalized);
+    }
+    return out;
+  });
+
+/** Every variable the relay reads, parsed once at boot. */
+export const relayConfigSchema = z
+  .object({
+    RELAY_HOST: z.string().default('0.0.0.0'),
+    RELAY_PORT: int(8081, 0, 65535),
+    RELAY_NODE_ID: z.string().min(1).default(hostname()),
+    RELAY_JWKS_URL: z.url().optional(),
+    RELAY_JWKS_FILE: z.string().min(1).optional(),
+    RELAY_JWKS_REFRESH_SECONDS: int(300, 10, 86_400),
+    RELAY_TOKEN_ALGORITHMS: z
+      .string()
+      .default('ES256,EdDSA')
+      .transform((raw) => raw.split(',').map((a) => a.trim()))
+      .pipe(z.array(tokenAlgorithmSchema).min(1)),
+    RELAY_TOKEN_AUDIENCE: z.string().min(1),
+    RELAY_TOKEN_ISSUER: z.string().min(1),
+    RELAY_CLOCK_SKEW_SECONDS: int(30, 0, 300),
+    RELAY_REDIS_ALLOWLIST: redisList,
+    RELAY_REDIS_USERNAME: z.string().min(1).optional(),
+    RELAY_REDIS_PASSWORD: z.string().min(1).optional(),
+    RELAY_MAX_FRAME_BYTES: int(16 * 1024, 512, 1024 * 1024),
+    RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: int(100, 1, 10_000),
+    RELAY_MAX_BACKPRESSURE_BYTES: int(1024 * 1024, 16 * 1024, 256 * 1024 * 1024),
+    RELAY_CATCHUP_PAGE_SIZE: int(500, 1, 10_000),
+    RELAY_XREAD_BLOCK_MS: int(5_000, 10, 60_000),
+    RELAY_XREAD_COUNT: int(1_000, 1, 100_000),
+    RELAY_MAX_STREAMS_PER_READER: int(1_000, 1, 100_000),
+    RELAY_STREAM_LINGER_MS: int(5_000, 0, 600_000),
+    RELAY_REFRESH_LEAD_SECONDS: int(30, 1, 3_600),
+    RELAY_IDLE_TIMEOUT_SECONDS: int(60, 8, 960),
+    RELAY_ALLOW_UWS_FALLBACK: bool(false),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if ((env.RELAY_JWKS_URL === undefined) === (env.RELAY_JWKS_FILE === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['RELAY_JWKS_URL'],
+        message: 'set exactly one of RELAY_JWKS_URL (the auth service JWKS, e.g. http://auth:8080/.well-known/jwks.json) or RELAY_JWKS_FILE',
+      });
+    }
+  });
+
+export type RelayConfig = z.output<typeof relayConfigSchema>;
+
+const hints: Record<string, string> = {
+  RELAY_TOKEN_AUDIENCE: 'the `aud` the auth service puts in tokens (AUTH_AUDIENCE)',
+  RELAY_TOKEN_ISSUER: 'the `iss` the auth service puts in tokens (AUTH_ISSUER)',
+  RELAY_REDIS_ALLOWLIST: 'comma-separated redis:// URLs that tokens may name, e.g. redis://redis:6379/0',
+  RELAY_TOKEN_ALGORITHMS: 'comma-separated, from ES256, EdDSA',
+};
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Parses the environment; the error names each bad variable and how to fix it. */
+export function parseRelayConfig(env: Record<string, string | undefined>): RelayConfig {
+  const result = relayConfigSchema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? 'environment');
+    const hint = hints[name];
+    return `  ${name}: ${issue.message}${hint === undefined ? '' : ` — expected ${hint}`}`;
+  });
+  throw new ConfigError(`invalid relay configuration:\n${lines.join("\n")}`);
+}

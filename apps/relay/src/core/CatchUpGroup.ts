@@ -1,0 +1,130 @@
+import { compareStreamIds } from '@streamgate/protocol';
+import { CloseCode } from '@streamgate/protocol';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { HubSubscriber } from './HubSubscriber.js';
+import type { HubMetrics } from './HubMetrics.js';
+import type { StreamSource } from './StreamSource.js';
+import { eventFrameText } from './frameText.js';
+
+export interface CatchUpHost {
+  readonly source: StreamSource;
+  readonly metrics: HubMetrics;
+  readonly pageSize: number;
+  readonly maxBufferedBytes: number;
+  readonly stream: StreamName;
+  readonly streamJson: string;
+  /** Last id published live on this pod, read after every await. */
+  liveCursor(): StreamId;
+  promote(sub: HubSubscriber): void;
+  fail(sub: HubSubscriber, message: string): void;
+}
+
+/**
+ * Catches up every subscriber of one stream that is behind the pod's live cursor, with one
+ * paged, exclusive-start XRANGE walk shared by all of them: after a deploy, a thousand clients
+ * resuming the same stream cost one read per page, not a thousand.
+ *
+ * The seam: a subscriber joins the topic only once it holds every entry up to the live cursor
+ * as it stands at that moment, and the cursor only moves together with a publish, in the same
+ * tick. So the first live publish it gets is the entry right after its last catch-up entry.
+ */
+export class CatchUpGroup {
+  private readonly members = new Set<HubSubscriber>();
+  private running = false;
+
+  constructor(private readonly host: CatchUpHost) {}
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  add(sub: HubSubscriber): void {
+    this.members.add(sub);
+    if (!this.running) void this.run();
+  }
+
+  remove(sub: HubSubscriber): void {
+    this.members.delete(sub);
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.members.size > 0) await this.step();
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async step(): Promise<void> {
+    const host = this.host;
+    let lo: StreamId | null = null;
+    for (const sub of this.members) if (lo === null || compareStreamIds(sub.position, lo) < 0) lo = sub.position;
+    if (lo === null) return;
+    const cursorBefore = host.liveCursor();
+    const result = await host.source.range(host.stream, lo, host.pageSize);
+    host.metrics.catchUpPage();
+    if (!result.ok) {
+      host.metrics.sourceError('xrange');
+      for (const sub of [...this.members]) host.fail(sub, result.error.message);
+      return;
+    }
+    const page = result.value;
+    const cursor = host.liveCursor();
+    // Only subscribers at or after `lo` get this page: the page is contiguous after `lo`, so
+    // a subscriber behind it (it joined during the read) would see a hole. It is served next step.
+    const aligned = [...this.members].filter((sub) => compareStreamIds(sub.position, lo) >= 0);
+
+    const texts: { id: StreamId; text: string }[] = [];
+    let beyondCursor = false;
+    for (const entry of page) {
+      if (compareStreamIds(entry.id, cursor) > 0) {
+        beyondCursor = true;
+        break;
+      }
+      const frame = eventFrameText(host.streamJson, entry);
+      if (frame.malformed) host.metrics.malformedEntry();
+      texts.push({ id: entry.id, text: frame.text });
+    }
+
+    for (const sub of aligned) {
+      let sent = 0;
+      sub.conn.cork(() => {
+        for (const { id, text } of texts) {
+          if (compareStreamIds(id, sub.position) <= 0) continue;
+          if (!sub.conn.send(text)) break;
+          sub.position = id;
+          sent++;
+        }
+      });
+      host.metrics.delivered(sent, 'catch-up');
+    }
+
+    const last = page[page.length - 1];
+    // Everything up to the live cursor is known to have been in this page when: the page went
+    // past the cursor (it is contiguous), or ended exactly on it, or was short while the cursor
+    // did not move during the read (entries the reader published meanwhile may postdate the read).
+    const covered =
+      beyondCursor ||
+      (last !== undefined && last.id === cursor) ||
+      (page.length < host.pageSize && cursor === cursorBefore);
+
+    for (const sub of aligned) {
+      if (!this.members.has(sub)) continue;
+      if (sub.conn.closed) {
+        this.members.delete(sub);
+        continue;
+      }
+      if (sub.conn.bufferedAmount() > host.maxBufferedBytes) {
+        this.members.delete(sub);
+        host.metrics.slowConsumerCut();
+        sub.conn.close(CloseCode.slowConsumer, 'slow consumer: resume from your last id');
+        continue;
+      }
+      if (covered || compareStreamIds(sub.position, cursor) >= 0) {
+        this.members.delete(sub);
+        host.promote(sub);
+      }
+    }
+  }
+}

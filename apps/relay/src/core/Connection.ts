@@ -1,0 +1,22 @@
+/**
+ * A client socket as the core sees it. The uWS edge implements it; topics map onto uWS pub/sub
+ * so that one publish reaches every live subscriber of a stream on the pod.
+ */
+export interface Connection {
+  /** Sends one text frame. Returns false when the frame could not be queued (backpressure limit). */
+  send(frame: string): boolean;
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
+  /** Bytes queued for this socket and not yet written. */
+  bufferedAmount(): number;
+  /** Batches the sends made inside `fn` into as few writes as possible. */
+  cork(fn: () => void): void;
+  close(code: number, reason: string): void;
+  readonly closed: boolean;
+}
+
+/** Publishes one serialized frame to every socket subscribed to `topic`; returns the count reached. */
+export interface TopicPublisher {
+  publish(topic: string, frame: string): void;
+  subscriberCount(topic: string): number;
+}

@@ -1,0 +1,27 @@
+import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
+import type { Connection } from './Connection.js';
+
+/**
+ * One subscription as the fan-out core tracks it.
+ * - `pending`: waiting for the stream's channel and the resume decision;
+ * - `catching-up`: reading history through the stream's shared catch-up group;
+ * - `waiting`: its position is ahead of this pod's live cursor (it came from a faster pod);
+ *   it joins the topic just before the first entry after its position is published;
+ * - `live`: on the stream's topic, receiving every publish;
+ * - `gone`: removed; any late completion is ignored.
+ */
+export type SubscriberPhase = 'pending' | 'catching-up' | 'waiting' | 'live' | 'gone';
+
+export type StartResult = { ok: true } | { ok: false; error: RelayError };
+
+export interface HubSubscriber {
+  readonly conn: Connection;
+  readonly sid: string;
+  readonly stream: StreamName;
+  /** Last id this subscriber has been sent (for live subscribers, see StreamHub.positionOf). */
+  position: StreamId;
+  phase: SubscriberPhase;
+  exp: number;
+  /** Settles once the subscriber is catching up, waiting or live, or has failed. */
+  readonly started: Promise<StartResult>;
+}

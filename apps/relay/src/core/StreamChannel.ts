@@ -1,0 +1,154 @@
+import { STREAM_START, compareStreamIds } from '@streamgate/protocol';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import { CatchUpGroup } from './CatchUpGroup.js';
+import type { CatchUpHost } from './CatchUpGroup.js';
+import type { TopicPublisher } from './Connection.js';
+import type { HubMetrics } from './HubMetrics.js';
+import type { HubSubscriber } from './HubSubscriber.js';
+import type { SourceResult, StreamEntry, StreamSource } from './StreamSource.js';
+import { eventFrameText, liveFrameText } from './frameText.js';
+
+export interface ChannelOptions {
+  readonly source: StreamSource;
+  readonly publisher: TopicPublisher;
+  readonly metrics: HubMetrics;
+  readonly topic: string;
+  readonly catchUpPageSize: number;
+  readonly maxBufferedBytes: number;
+  readonly onFail: (sub: HubSubscriber, message: string) => void;
+}
+
+/**
+ * One stream on one pod: its live cursor, its subscribers and its catch-up group. The cursor is
+ * the id of the last entry published to the topic; it is set in the same tick as the publish,
+ * which is what the catch-up seam relies on.
+ */
+export class StreamChannel implements CatchUpHost {
+  readonly subscribers = new Set<HubSubscriber>();
+  readonly ready: Promise<SourceResult<void>>;
+  readonly streamJson: string;
+  private cursor: StreamId = STREAM_START;
+  private isReady = false;
+  private stopped = false;
+  private readonly waiting: HubSubscriber[] = [];
+  private readonly catchUp: CatchUpGroup;
+  lingerTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly stream: StreamName,
+    private readonly options: ChannelOptions,
+  ) {
+    this.streamJson = JSON.stringify(stream);
+    this.catchUp = new CatchUpGroup(this);
+    this.ready = this.start();
+  }
+
+  get source(): StreamSource {
+    return this.options.source;
+  }
+  get metrics(): HubMetrics {
+    return this.options.metrics;
+  }
+  get pageSize(): number {
+    return this.options.catchUpPageSize;
+  }
+  get maxBufferedBytes(): number {
+    return this.options.maxBufferedBytes;
+  }
+  get topic(): string {
+    return this.options.topic;
+  }
+
+  liveCursor(): StreamId {
+    return this.cursor;
+  }
+
+  private async start(): Promise<SourceResult<void>> {
+    const inspected = await this.options.source.inspect(this.stream);
+    if (!inspected.ok) {
+      this.options.metrics.sourceError('xinfo');
+      return inspected;
+    }
+    // Explicit ids, never `$`: a batched XREAD re-issued with `$` would skip what arrived in between.
+    this.cursor = inspected.value.info?.lastGeneratedId ?? STREAM_START;
+    if (this.stopped) return { ok: true, value: undefined };
+    this.isReady = true;
+    this.options.source.watch(this.stream, this.cursor);
+    return { ok: true, value: undefined };
+  }
+
+  /** Places a subscriber whose resume decision says it has everything up to `after`. */
+  place(sub: HubSubscriber, after: StreamId): void {
+    sub.position = after;
+    const cmp = compareStreamIds(after, this.cursor);
+    if (cmp === 0) {
+      this.promote(sub);
+    } else if (cmp > 0) {
+      sub.phase = 'waiting';
+      this.waiting.push(sub);
+    } else {
+      sub.phase = 'catching-up';
+      this.catchUp.add(sub);
+    }
+  }
+
+  promote(sub: HubSubscriber): void {
+    if (sub.phase === 'gone' || sub.conn.closed) return;
+    sub.phase = 'live';
+    sub.conn.subscribe(this.topic);
+    sub.conn.send(liveFrameText(sub.sid, sub.position));
+  }
+
+  fail(sub: HubSubscriber, message: string): void {
+    this.options.onFail(sub, message);
+  }
+
+  remove(sub: HubSubscriber): void {
+    const wasLive = sub.phase === 'live';
+    sub.phase = 'gone';
+    this.subscribers.delete(sub);
+    this.catchUp.remove(sub);
+    const i = this.waiting.indexOf(sub);
+    if (i >= 0) this.waiting.splice(i, 1);
+    if (wasLive && !sub.conn.closed) sub.conn.unsubscribe(this.topic);
+  }
+
+  /** Where a subscriber stands: live ones have been handed everything up to the cursor. */
+  positionOf(sub: HubSubscriber): StreamId {
+    return sub.phase === 'live' ? this.cursor : sub.position;
+  }
+
+  /** Entries read once by the pod's live reader, published once to the topic. */
+  publish(entries: readonly StreamEntry[]): void {
+    if (!this.isReady) return;
+    const { publisher, metrics, topic } = this.options;
+    let delivered = 0;
+    for (const entry of entries) {
+      if (compareStreamIds(entry.id, this.cursor) <= 0) continue;
+      if (this.waiting.length > 0) this.releaseWaiting(entry.id);
+      const frame = eventFrameText(this.streamJson, entry);
+      if (frame.malformed) metrics.malformedEntry();
+      publisher.publish(topic, frame.text);
+      delivered += publisher.subscriberCount(topic);
+      this.cursor = entry.id;
+    }
+    if (delivered > 0) metrics.delivered(delivered, 'live');
+  }
+
+  /** Subscribers ahead of the cursor join just before the first entry after their position. */
+  private releaseWaiting(nextId: StreamId): void {
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      const sub = this.waiting[i] as HubSubscriber;
+      if (compareStreamIds(sub.position, nextId) < 0) {
+        this.waiting.splice(i, 1);
+        this.promote(sub);
+      }
+    }
+  }
+
+  stop(): void {
+    if (this.isReady) this.options.source.unwatch(this.stream);
+    this.isReady = false;
+    this.stopped = true;
+  }
+}

@@ -1,0 +1,157 @@
+import { relayError } from '@streamgate/protocol';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { Connection, TopicPublisher } from './Connection.js';
+import type { HubMetrics } from './HubMetrics.js';
+import type { HubSubscriber, StartResult } from './HubSubscriber.js';
+import { StreamChannel } from './StreamChannel.js';
+import type { StreamEntry, StreamSource } from './StreamSource.js';
+import { classifyRecovery } from './classifyRecovery.js';
+import { errorFrameText, subscribedFrameText } from './frameText.js';
+
+export interface StreamHubOptions {
+  readonly source: StreamSource;
+  readonly publisher: TopicPublisher;
+  readonly metrics: HubMetrics;
+  /** Makes topics unique across Redis targets on one pod. */
+  readonly topicPrefix: string;
+  readonly catchUpPageSize: number;
+  readonly maxBufferedBytes: number;
+  /** How long a stream stays watched after its last subscriber left: reconnect churn re-finds it warm. */
+  readonly lingerMs: number;
+}
+
+/**
+ * The fan-out core for the streams of one Redis target: it reads each stream once per pod,
+ * serializes each entry once, and places every subscriber on the live topic with no gap and no
+ * duplicate. It knows no transport and no Redis client: only StreamSource, Connection and
+ * TopicPublisher.
+ */
+export class StreamHub {
+  private readonly channels = new Map<StreamName, StreamChannel>();
+
+  constructor(private readonly options: StreamHubOptions) {}
+
+  /** The listener to hand to the source: entries the live reader got, in order. */
+  readonly onEntries = (stream: StreamName, entries: readonly StreamEntry[]): void => {
+    this.channels.get(stream)?.publish(entries);
+  };
+
+  get streamCount(): number {
+    return this.channels.size;
+  }
+
+  get healthy(): boolean {
+    return this.options.source.healthy;
+  }
+
+  subscribe(conn: Connection, sid: string, stream: StreamName, from: StreamId | undefined, exp: number): HubSubscriber {
+    const channel = this.channelFor(stream);
+    let settle: (result: StartResult) => void = () => undefined;
+    const started = new Promise<StartResult>((resolve) => (settle = resolve));
+    const sub: HubSubscriber = { conn, sid, stream, position: '0-0', phase: 'pending', exp, started };
+    channel.subscribers.add(sub);
+    void this.start(channel, sub, from).then(settle);
+    return sub;
+  }
+
+  unsubscribe(sub: HubSubscriber): void {
+    const channel = this.channels.get(sub.stream);
+    if (channel === undefined) return;
+    channel.remove(sub);
+    this.releaseIfIdle(channel);
+  }
+
+  positionOf(sub: HubSubscriber): StreamId {
+    return this.channels.get(sub.stream)?.positionOf(sub) ?? sub.position;
+  }
+
+  async close(): Promise<void> {
+    for (const channel of this.channels.values()) {
+      if (channel.lingerTimer !== null) clearTimeout(channel.lingerTimer);
+      channel.stop();
+    }
+    this.channels.clear();
+    await this.options.source.close();
+  }
+
+  private async start(channel: StreamChannel, sub: HubSubscriber, from: StreamId | undefined): Promise<StartResult> {
+    const ready = await channel.ready;
+    if (!ready.ok) return this.abandon(channel, sub, ready.error.message);
+    if (isGone(sub)) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
+
+    if (from === undefined) {
+      const position = channel.liveCursor();
+      this.options.metrics.recovery('fresh');
+      sub.conn.send(subscribedFrameText(sub.sid, sub.stream, 'fresh', position, sub.exp));
+      channel.place(sub, position);
+      return { ok: true };
+    }
+
+    const inspected = await this.options.source.inspect(sub.stream, from);
+    if (!inspected.ok) {
+      this.options.metrics.sourceError('xinfo');
+      return this.abandon(channel, sub, inspected.error.message);
+    }
+    if (isGone(sub)) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
+    const decision = classifyRecovery(from, inspected.value.info, inspected.value.probeExists);
+    this.options.metrics.recovery(decision.recovery);
+    sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
+    channel.place(sub, decision.after);
+    return { ok: true };
+  }
+
+  private abandon(channel: StreamChannel, sub: HubSubscriber, message: string): StartResult {
+    channel.remove(sub);
+    // A channel whose start failed is dropped at once so that the next subscriber retries it.
+    if (this.channels.get(channel.stream) === channel && channel.subscribers.size === 0) {
+      channel.stop();
+      this.channels.delete(channel.stream);
+    }
+    return { ok: false, error: relayError('stream_unavailable', `stream cannot be read: ${message}`) };
+  }
+
+  /** A catch-up read failed: the subscriber is told, removed, and may subscribe again. */
+  private readonly failSubscriber = (sub: HubSubscriber, message: string): void => {
+    if (sub.phase === 'gone') return;
+    const error = relayError('stream_unavailable', `stream cannot be read: ${message}`);
+    if (!sub.conn.closed) sub.conn.send(errorFrameText(error.code, error.retryable, error.message, sub.sid));
+    this.unsubscribe(sub);
+  };
+
+  private channelFor(stream: StreamName): StreamChannel {
+    let channel = this.channels.get(stream);
+    if (channel === undefined) {
+      const o = this.options;
+      channel = new StreamChannel(stream, {
+        source: o.source,
+        publisher: o.publisher,
+        metrics: o.metrics,
+        topic: o.topicPrefix + stream,
+        catchUpPageSize: o.catchUpPageSize,
+        maxBufferedBytes: o.maxBufferedBytes,
+        onFail: this.failSubscriber,
+      });
+      this.channels.set(stream, channel);
+    } else if (channel.lingerTimer !== null) {
+      clearTimeout(channel.lingerTimer);
+      channel.lingerTimer = null;
+    }
+    return channel;
+  }
+
+  private releaseIfIdle(channel: StreamChannel): void {
+    if (channel.subscribers.size > 0 || channel.lingerTimer !== null) return;
+    channel.lingerTimer = setTimeout(() => {
+      channel.lingerTimer = null;
+      if (channel.subscribers.size > 0 || this.channels.get(channel.stream) !== channel) return;
+      channel.stop();
+      this.channels.delete(channel.stream);
+    }, this.options.lingerMs);
+    channel.lingerTimer.unref();
+  }
+}
+
+// A function, not an inline check: the phase changes across awaits, which narrowing cannot see.
+function isGone(sub: HubSubscriber): boolean {
+  return sub.phase === 'gone';
+}

@@ -1,0 +1,45 @@
+import type { StreamId, StreamName } from '@streamgate/protocol';
+
+/** One entry as a source returns it: the id and Redis's flat `[field, value, …]` list. */
+export interface StreamEntry {
+  readonly id: StreamId;
+  readonly fields: readonly string[];
+}
+
+/** What the hub needs to know about a stream to decide how a resume went. */
+export interface StreamInfo {
+  readonly lastGeneratedId: StreamId;
+  readonly firstEntryId: StreamId | null;
+  readonly length: number;
+  readonly entriesAdded: number;
+  readonly maxDeletedEntryId: StreamId;
+}
+
+export type SourceError = { code: 'source_unavailable' | 'source_wrong_type'; retryable: boolean; message: string };
+export type SourceResult<T> = { ok: true; value: T } | { ok: false; error: SourceError };
+
+/**
+ * The fan-out core's only view of storage. Redis sits behind it (RedisStreamSource); the core
+ * never imports a client library, so it can be exercised against any implementation.
+ */
+export interface StreamSource {
+  /**
+   * The stream's metadata (`info: null` when it does not exist) and, when `probe` is given,
+   * whether an entry with that id is still stored. One round trip.
+   */
+  inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>>;
+  /** Entries with id strictly greater than `after`, oldest first, at most `count`. */
+  range(stream: StreamName, after: StreamId, count: number): Promise<SourceResult<StreamEntry[]>>;
+  /**
+   * Starts delivering entries with id greater than `after` to the listener given at
+   * construction, in order, without gaps, until `unwatch`. One read per entry, whatever the
+   * number of subscribers.
+   */
+  watch(stream: StreamName, after: StreamId): void;
+  unwatch(stream: StreamName): void;
+  /** False while the source cannot reach its storage. */
+  readonly healthy: boolean;
+  close(): Promise<void>;
+}
+
+export type EntriesListener = (stream: StreamName, entries: readonly StreamEntry[]) => void;

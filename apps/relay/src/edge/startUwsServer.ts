@@ -1,0 +1,142 @@
+import uWS from 'uWebSockets.js';
+import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { TopicPublisher } from '../core/Connection.js';
+import { UwsConnection } from './UwsConnection.js';
+import type { SocketData } from './UwsConnection.js';
+
+/** What the edge asks of the app for each socket. */
+export interface SocketHandlers {
+  onText(text: string, byteLength: number): void;
+  onBinary(): void;
+  onClose(): void;
+}
+
+export interface HttpAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface UwsServerOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Frames above this are cut by uWS itself (close 1009); below it the app answers oversize frames. */
+  readonly hardMaxPayloadBytes: number;
+  readonly maxBackpressureBytes: number;
+  readonly idleTimeoutSeconds: number;
+  readonly allowFallback: boolean;
+  readonly onOpen: (conn: UwsConnection) => SocketHandlers;
+  readonly http: Record<string, () => HttpAnswer | Promise<HttpAnswer>>;
+}
+
+export interface UwsServer {
+  readonly port: number;
+  readonly publisher: TopicPublisher;
+  /** Stops accepting; open sockets stay until closed. */
+  stopListening(): void;
+  /** Closes every socket at once with `code` and stops listening. */
+  close(code: number, reason: string): void;
+  readonly connectionCount: number;
+}
+
+/** True when the package loaded its native binary rather than its slow JavaScript shim. */
+export function uwsIsNative(): boolean {
+  return 'SSLApp' in uWS;
+}
+
+/**
+ * The only module that imports uWebSockets.js. Everything above it sees Connection,
+ * TopicPublisher and plain HTTP answers.
+ */
+export async function startUwsServer(options: UwsServerOptions): Promise<UwsServer> {
+  if (!uwsIsNative() && !options.allowFallback) {
+    throw new Error(
+      'uWebSockets.js could not load its native binary for this Node/platform and fell back to a JS shim; ' +
+        'refusing to start. Use Node 20 on linux x64 glibc, or set RELAY_ALLOW_UWS_FALLBACK=true to run slowly anyway.',
+    );
+  }
+  const app: TemplatedApp = uWS.App();
+  const handlers = new Map<UwsConnection, SocketHandlers>();
+
+  app.ws<SocketData>('/v1/ws', {
+    maxPayloadLength: options.hardMaxPayloadBytes,
+    maxBackpressure: options.maxBackpressureBytes,
+    // Publishing past the limit must never skip a socket silently: a skipped frame is a gap.
+    closeOnBackpressureLimit: 1,
+    idleTimeout: options.idleTimeoutSeconds,
+    sendPingsAutomatically: true,
+    open: (ws) => {
+      const conn = new UwsConnection(ws);
+      ws.getUserData().conn = conn;
+      handlers.set(conn, options.onOpen(conn));
+    },
+    message: (ws, message, isBinary) => {
+      const conn = ws.getUserData().conn;
+      const h = conn === null ? undefined : handlers.get(conn);
+      if (h === undefined) return;
+      // The ArrayBuffer is only valid during this call: decode it now.
+      if (isBinary) h.onBinary();
+      else h.onText(Buffer.from(message).toString('utf8'), message.byteLength);
+    },
+    close: (ws) => {
+      const conn = ws.getUserData().conn;
+      if (conn === null) return;
+      conn.closed = true;
+      handlers.get(conn)?.onClose();
+      handlers.delete(conn);
+    },
+  });
+
+  for (const [path, answer] of Object.entries(options.http)) {
+    app.get(path, (res) => {
+      let aborted = false;
+      res.onAborted(() => (aborted = true));
+      void Promise.resolve()
+        .then(answer)
+        .then(
+          (a) => (aborted ? undefined : respond(res, a)),
+          (error: unknown) =>
+            aborted ? undefined : respond(res, { status: 500, contentType: 'text/plain', body: String(error) }),
+        );
+    });
+  }
+  app.any('/*', (res) => {
+    respond(res, { status: 404, contentType: 'text/plain', body: 'not found' });
+  });
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(options.host, options.port, (socket) => {
+      if (socket === false) reject(new Error(`could not listen on ${options.host}:${options.port}`));
+      else resolve(socket);
+    });
+  });
+  const port = uWS.us_socket_local_port(listenSocket);
+  let listening = true;
+  const stopListening = (): void => {
+    if (!listening) return;
+    listening = false;
+    uWS.us_listen_socket_close(listenSocket);
+  };
+
+  return {
+    port,
+    publisher: {
+      publish: (topic, frame) => void app.publish(topic, frame, false),
+      subscriberCount: (topic) => app.numSubscribers(topic),
+    },
+    stopListening,
+    close: (code, reason) => {
+      stopListening();
+      for (const conn of [...handlers.keys()]) conn.close(code, reason);
+    },
+    get connectionCount() {
+      return handlers.size;
+    },
+  };
+}
+
+function respond(res: HttpResponse, answer: HttpAnswer): void {
+  res.cork(() => {
+    res.writeStatus(`${answer.status} ${answer.status === 200 ? 'OK' : 'Error'}`).writeHeader('content-type', answer.contentType).end(answer.body);
+  });
+}

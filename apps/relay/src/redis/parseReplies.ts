@@ -1,0 +1,68 @@
+import { isStreamId, STREAM_START } from '@streamgate/protocol';
+import type { StreamId } from '@streamgate/protocol';
+import type { StreamEntry, StreamInfo } from '../core/StreamSource.js';
+
+// Redis replies are parsed at this edge like any other input: the core trusts their shape.
+
+export class ReplyShapeError extends Error {
+  override readonly name = 'ReplyShapeError';
+}
+
+function asArray(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new ReplyShapeError(`${what}: expected an array`);
+  return value;
+}
+
+function asString(value: unknown, what: string): string {
+  if (typeof value === 'string') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  throw new ReplyShapeError(`${what}: expected a string`);
+}
+
+function asId(value: unknown, what: string): StreamId {
+  const s = asString(value, what);
+  if (!isStreamId(s)) throw new ReplyShapeError(`${what}: not a stream id`);
+  return s;
+}
+
+export function parseEntries(reply: unknown): StreamEntry[] {
+  return asArray(reply, 'entries').map((raw) => {
+    const pair = asArray(raw, 'entry');
+    const fields = asArray(pair[1] ?? [], 'entry fields').map((f) => asString(f, 'field'));
+    return { id: asId(pair[0], 'entry id'), fields };
+  });
+}
+
+/** XREAD reply: null on timeout, else `[[key, entries], …]`. */
+export function parseXread(reply: unknown): Array<[string, StreamEntry[]]> {
+  if (reply === null) return [];
+  return asArray(reply, 'xread').map((raw) => {
+    const pair = asArray(raw, 'xread stream');
+    return [asString(pair[0], 'stream key'), parseEntries(pair[1])];
+  });
+}
+
+/** XINFO STREAM reply (flat key/value list, Redis 7 fields; older servers lack some). */
+export function parseXinfo(reply: unknown): StreamInfo {
+  const flat = asArray(reply, 'xinfo');
+  const map = new Map<string, unknown>();
+  for (let i = 0; i + 1 < flat.length; i += 2) map.set(asString(flat[i], 'xinfo key'), flat[i + 1]);
+  const num = (key: string, fallback: number): number => {
+    const v = map.get(key);
+    if (v === undefined) return fallback;
+    const n = typeof v === 'number' ? v : Number(asString(v, key));
+    if (!Number.isFinite(n)) throw new ReplyShapeError(`${key}: not a number`);
+    return n;
+  };
+  const length = num('length', 0);
+  const first = map.get('first-entry');
+  const firstEntryId = first === null || first === undefined ? null : asId(asArray(first, 'first-entry')[0], 'first-entry id');
+  return {
+    lastGeneratedId: asId(map.get('last-generated-id'), 'last-generated-id'),
+    firstEntryId,
+    length,
+    // Before Redis 7 these are unknown; assuming nothing was removed makes old ids read as `reset`.
+    entriesAdded: num('entries-added', length),
+    maxDeletedEntryId: map.has('max-deleted-entry-id') ? asId(map.get('max-deleted-entry-id'), 'max-deleted-entry-id') : STREAM_START,
+  };
+}
