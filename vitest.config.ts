@@ -2,14 +2,17 @@ import { defineConfig } from 'vitest/config';
 
 // Workspace packages export their TypeScript source under the `streamgate-source` condition,
 // so tests run against source without a build step (production images use dist/).
-const resolve = { conditions: ['streamgate-source'] };
+const resolve = { conditions: ['streamgate-source', 'module', 'node', 'development|production'] };
+const ssr = { resolve: { conditions: ['streamgate-source', 'node', 'import', 'development|production'] } };
 
 export default defineConfig({
   resolve,
+  ssr,
   test: {
     projects: [
       {
         resolve,
+        ssr,
         test: {
           name: 'unit',
           include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.{ts,tsx}'],
@@ -19,6 +22,7 @@ export default defineConfig({
       },
       {
         resolve,
+        ssr,
         test: {
           name: 'e2e',
           include: ['test/**/*.test.{ts,tsx}'],
