@@ -156,6 +156,7 @@ export class RelayClient {
         const error: RelayError = { code: frame.code, retryable: frame.retryable, message: frame.message };
         const channel = frame.sid === undefined ? undefined : this.#channels.current(frame.sid);
         if (channel === undefined) this.#reportConnectionError(error);
+        else if (channel.refreshInFlight) this.#refreshRefused(channel, frame.sid ?? '', error);
         else this.#channels.ended(channel, error);
         return;
       }
@@ -177,6 +178,7 @@ export class RelayClient {
         if (channel === undefined) return;
         channel.expiresAt = frame.exp * 1000;
         channel.refreshInFlight = false;
+        channel.refreshAttempt = 0;
         return;
       }
       case 'reconnect':
@@ -196,8 +198,7 @@ export class RelayClient {
     try {
       value = await source.getToken();
     } catch (error) {
-      channel.refreshInFlight = false;
-      channel.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
+      this.#refreshRefused(channel, sid, { code: 'token_fetch_failed', retryable: true, message: describeError(error) });
       return;
     }
     const checked = checkToken(value, channel.stream);
@@ -213,6 +214,24 @@ export class RelayClient {
     if (!stillCurrent || !this.#conn.send({ op: 'refresh', sid, token: channel.token })) {
       channel.refreshInFlight = false;
     }
+  }
+
+  /**
+   * Retries a refresh that failed, with backoff. A relay refuses a refresh with an `error` frame and keeps the subscription until the old
+   * token expires (then it ends it with `unsubscribed`), so this is not the end of the channel.
+   */
+  #refreshRefused(channel: StreamChannel, sid: string, error: SubscriptionError): void {
+    channel.refreshInFlight = false;
+    channel.report(error);
+    if (!error.retryable) return;
+    if (channel.refreshTimer !== undefined) clearTimeout(channel.refreshTimer);
+    channel.refreshTimer = setTimeout(
+      () => {
+        channel.refreshTimer = undefined;
+        if (this.#channels.current(sid) === channel) void this.#refresh(channel, sid);
+      },
+      fullJitterDelay(channel.refreshAttempt++, this.#backoff),
+    );
   }
 
   #reportConnectionError(error: SubscriptionError): void {

@@ -34,6 +34,8 @@ export class StreamChannel {
   preparing = false;
   retryAttempt = 0;
   retryTimer: ReturnType<typeof setTimeout> | undefined;
+  refreshAttempt = 0;
+  refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(token: RelaySubscription<unknown>) {
     this.stream = token.stream;
@@ -140,6 +142,8 @@ export class StreamChannel {
 
   cancelRetry(): void {
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
     this.retryTimer = undefined;
+    this.refreshTimer = undefined;
   }
 }

@@ -1,0 +1,132 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { RelayClient } from './RelayClient.js';
+import { recordingLogger, ScriptedRelay, tokenFor, waitFor } from './testing/scriptedRelay.js';
+import type { RecoveryInfo, SubscriptionError, SubscriptionState } from './types.js';
+
+type Tick = { n: number };
+const STREAM = 'demo:ticks';
+const exp = () => Math.floor(Date.now() / 1000) + 600;
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(): Promise<{ r: ScriptedRelay; c: RelayClient }> {
+  const r = await ScriptedRelay.start();
+  const c = new RelayClient({ urls: [r.url], WebSocket, logger: recordingLogger(), backoff: { baseMs: 10, maxMs: 50 } });
+  cleanups.push(() => r.close(), () => c.close());
+  return { r, c };
+}
+
+describe('RelayClient stream routing', () => {
+  it('multiplexes two app subscriptions to one stream onto one relay subscription', async () => {
+    const { r, c } = await setup();
+    const a: number[] = [];
+    const b: number[] = [];
+    const getToken = () => Promise.resolve(tokenFor<Tick>(STREAM));
+    const subA = c.subscribe({ getToken, onEvent: (d) => a.push(d.n) });
+    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
+    await waitFor('A live', () => subA.state === 'live');
+    const subB = c.subscribe({ getToken, onEvent: (d) => b.push(d.n) });
+    await waitFor('B joined live', () => subB.state === 'live');
+
+    r.send(0, { op: 'event', stream: STREAM, id: '2-0', data: { n: 2 } });
+    await waitFor('both saw the event', () => a.length === 1 && b.length === 1);
+    expect(r.frames('subscribe')).toHaveLength(1);
+
+    subA.unsubscribe();
+    r.send(0, { op: 'event', stream: STREAM, id: '3-0', data: { n: 3 } });
+    await waitFor('B saw the next event', () => b.length === 2);
+    expect(a).toEqual([2]);
+    expect(r.frames('unsubscribe')).toHaveLength(0);
+
+    subB.unsubscribe();
+    await waitFor('an unsubscribe frame', () => r.frames('unsubscribe')[0]);
+    expect(r.frames('unsubscribe')).toEqual([{ op: 'unsubscribe', sid }]);
+    expect([subA.state, subB.state]).toEqual(['closed', 'closed']);
+  });
+
+  it('restarts the relay subscription when a joiner asks for an earlier position', async () => {
+    const { r, c } = await setup();
+    const a: number[] = [];
+    const b: number[] = [];
+    const getToken = () => Promise.resolve(tokenFor<Tick>(STREAM));
+    const subA = c.subscribe({ getToken, from: '5-0', onEvent: (d) => a.push(d.n) });
+    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'recovered', position: '5-0', exp: exp() });
+    r.send(0, { op: 'live', sid: first.sid, position: '5-0' });
+    await waitFor('A live', () => subA.state === 'live');
+
+    c.subscribe({ getToken, from: '3-0', onEvent: (d) => b.push(d.n) });
+    const second = await waitFor('a second subscribe', () => r.frames('subscribe')[1]);
+    expect(r.frames('unsubscribe')).toEqual([{ op: 'unsubscribe', sid: first.sid }]);
+    expect(second.from).toBe('3-0');
+    r.send(0, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'recovered', position: '3-0', exp: exp() });
+    for (const n of [4, 5, 6]) r.send(0, { op: 'event', stream: STREAM, id: `${n}-0`, data: { n } });
+    await waitFor('B caught up', () => b.length === 3);
+    expect(b).toEqual([4, 5, 6]);
+    expect(a).toEqual([6]);
+    expect(subA.duplicatesIgnored).toBe(2);
+  });
+
+  it('advances the position on a malformed entry and reports it', async () => {
+    const { r, c } = await setup();
+    const errors: SubscriptionError[] = [];
+    const sub = c.subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      onEvent: () => undefined,
+      onError: (e) => errors.push(e),
+    });
+    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
+    r.send(0, { op: 'malformed', stream: STREAM, id: '2-0', reason: 'entry has no "data" field' });
+    await waitFor('position advanced', () => sub.position === '2-0');
+    expect(errors).toEqual([
+      { code: 'malformed_entry', retryable: false, message: 'entry has no "data" field', id: '2-0' },
+    ]);
+    expect(sub.state).toBe('live');
+  });
+
+  it('goes unrecovered on a truncated resume, tells the app, and keeps delivering', async () => {
+    const { r, c } = await setup();
+    const recoveries: RecoveryInfo[] = [];
+    const states: SubscriptionState[] = [];
+    const seen: number[] = [];
+    const sub = c.subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      from: '2-0',
+      onEvent: (d) => seen.push(d.n),
+      onRecovery: (info) => recoveries.push(info),
+      onStateChange: (s) => states.push(s),
+    });
+    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'truncated', position: '9-0', exp: exp() });
+    r.send(0, { op: 'event', stream: STREAM, id: '10-0', data: { n: 10 } });
+    r.send(0, { op: 'live', sid, position: '10-0' });
+    await waitFor('live', () => sub.state === 'live');
+
+    expect(recoveries).toEqual([{ recovery: 'truncated', previousPosition: '2-0', position: '9-0', stream: STREAM }]);
+    expect(states).toEqual(['unrecovered', 'live']);
+    expect(seen).toEqual([10]);
+  });
+
+  it('accepts lower ids after a reset (the stream was recreated)', async () => {
+    const { r, c } = await setup();
+    const seen: number[] = [];
+    const sub = c.subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      from: '500-0',
+      onEvent: (d) => seen.push(d.n),
+      onRecovery: () => undefined,
+    });
+    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'reset', position: '0-0', exp: exp() });
+    await waitFor('unrecovered', () => sub.state === 'unrecovered');
+    r.send(0, { op: 'event', stream: STREAM, id: '1-0', data: { n: 1 } });
+    await waitFor('the event', () => seen.length === 1);
+    expect(sub.position).toBe('1-0');
+  });
+});

@@ -1,0 +1,149 @@
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { StreamId } from '@streamgate/protocol';
+import { RelayClient } from './RelayClient.js';
+import type { RelayClientOptions } from './RelayClient.js';
+import { recordingLogger, ScriptedRelay, tokenFor, waitFor } from './testing/scriptedRelay.js';
+import type { SubscriptionState } from './types.js';
+
+type Tick = { n: number };
+const STREAM = 'demo:ticks';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function relay(): Promise<ScriptedRelay> {
+  const r = await ScriptedRelay.start();
+  cleanups.push(() => r.close());
+  return r;
+}
+
+function client(urls: string[], extra: Partial<RelayClientOptions> = {}): RelayClient {
+  const c = new RelayClient({ urls, WebSocket, logger: recordingLogger(), backoff: { baseMs: 10, maxMs: 50 }, ...extra });
+  cleanups.push(() => c.close());
+  return c;
+}
+
+function subscribed(position: StreamId, recovery: 'fresh' | 'recovered' | 'truncated' | 'reset', sid: string) {
+  return { op: 'subscribed', sid, stream: STREAM, recovery, position, exp: Math.floor(Date.now() / 1000) + 600 } as const;
+}
+
+function event(id: StreamId, n: number) {
+  return { op: 'event', stream: STREAM, id, data: { n } } as const;
+}
+
+describe('RelayClient against a scripted relay', () => {
+  it('subscribes, catches up, goes live, and types events from the token', async () => {
+    const r = await relay();
+    const seen: Array<[number, StreamId]> = [];
+    const states: SubscriptionState[] = [];
+    const sub = client([r.url]).subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      from: '5-0',
+      onEvent: (data, meta) => {
+        expectTypeOf(data).toEqualTypeOf<Tick>();
+        seen.push([data.n, meta.id]);
+      },
+      onStateChange: (state) => states.push(state),
+    });
+    expect(sub.state).toBe('connecting');
+
+    const [frame] = await waitFor('a subscribe frame', () => r.frames('subscribe').length > 0 && r.frames('subscribe'));
+    expect(frame).toEqual({ op: 'subscribe', sid: frame?.sid, token: 'jwt-1', from: '5-0' });
+    const sid = frame?.sid ?? '';
+    r.send(0, subscribed('5-0', 'recovered', sid));
+    await waitFor('catching-up', () => sub.state === 'catching-up');
+    r.send(0, event('6-0', 6));
+    r.send(0, event('7-0', 7));
+    r.send(0, { op: 'live', sid, position: '7-0' });
+    await waitFor('live', () => sub.state === 'live');
+
+    expect(seen).toEqual([[6, '6-0'], [7, '7-0']]);
+    expect(states).toEqual(['catching-up', 'live']);
+    expect(sub.position).toBe('7-0');
+    expect(sub.stream).toBe(STREAM);
+  });
+
+  it('resumes from the last id after the relay drops the socket, ignoring duplicates', async () => {
+    const r = await relay();
+    const seen: number[] = [];
+    const sub = client([r.url]).subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      onEvent: (data) => seen.push(data.n),
+    });
+    const first = await waitFor('first subscribe', () => r.frames('subscribe', 0)[0]);
+    expect(first.from).toBeUndefined();
+    r.send(0, subscribed('0-0', 'fresh', first.sid));
+    r.send(0, event('1-0', 1));
+    r.send(0, event('2-0', 2));
+    await waitFor('two events', () => seen.length === 2);
+
+    r.sockets[0]?.terminate();
+    const again = await waitFor('subscribe on a second socket', () => r.frames('subscribe', 1)[0]);
+    expect(again.from).toBe('2-0');
+    expect(sub.state).toBe('connecting');
+    r.send(1, subscribed('2-0', 'recovered', again.sid));
+    r.send(1, event('2-0', 2));
+    r.send(1, event('3-0', 3));
+    r.send(1, { op: 'live', sid: again.sid, position: '3-0' });
+    await waitFor('live again', () => sub.state === 'live');
+
+    expect(seen).toEqual([1, 2, 3]);
+    expect(sub.duplicatesIgnored).toBe(1);
+  });
+
+  it('does not reconnect after 4400 and closes subscriptions with a typed error', async () => {
+    const r = await relay();
+    const c = client([r.url]);
+    const errors: unknown[] = [];
+    const sub = c.subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      onEvent: () => undefined,
+      onError: (e) => errors.push(e),
+    });
+    await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.sockets[0]?.close(4400, 'protocol violation');
+
+    await waitFor('closed', () => sub.state === 'closed');
+    expect(c.status).toBe('halted');
+    expect(sub.error).toMatchObject({ code: 'connection_closed', retryable: false });
+    expect(errors).toHaveLength(1);
+    expect(r.sockets).toHaveLength(1);
+  });
+
+  it('on a drain notice reconnects at once to the next URL and resumes from the later position', async () => {
+    const a = await relay();
+    const b = await relay();
+    // A backoff this long would fail the deadline: only an immediate reconnect passes.
+    const c = client([a.url, b.url], { backoff: { baseMs: 60_000, maxMs: 60_000 } });
+    const sub = c.subscribe({ getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)), onEvent: () => undefined });
+    const first = await waitFor('subscribe on A', () => a.frames('subscribe')[0]);
+    a.send(0, subscribed('0-0', 'fresh', first.sid));
+    a.send(0, event('7-0', 7));
+    await waitFor('event', () => sub.position === '7-0');
+
+    a.send(0, { op: 'reconnect', reason: 'drain', positions: [{ sid: first.sid, stream: STREAM, id: '9-0' }] });
+    const onB = await waitFor('subscribe on B', () => b.frames('subscribe')[0], 2_000);
+    expect(onB.from).toBe('9-0');
+    expect(c.url).toBe(b.url);
+    expect(a.sockets).toHaveLength(1);
+  });
+
+  it('reports an unparseable frame without dropping the connection', async () => {
+    const r = await relay();
+    const connectionErrors: string[] = [];
+    const c = client([r.url], { onError: (e) => connectionErrors.push(e.code) });
+    const seen: number[] = [];
+    c.subscribe({ getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)), onEvent: (d) => seen.push(d.n) });
+    const frame = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.sendRaw(0, '{not json');
+    r.sendRaw(0, JSON.stringify({ op: 'event', stream: STREAM }));
+    r.send(0, subscribed('0-0', 'fresh', frame.sid));
+    r.send(0, event('1-0', 1));
+    await waitFor('the event after the bad frames', () => seen.length === 1);
+    expect(connectionErrors).toEqual(['frame_not_json', 'frame_invalid']);
+    expect(c.status).toBe('open');
+  });
+});

@@ -1,0 +1,127 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { RelaySubscription } from '@streamgate/protocol';
+import { RelayClient } from './RelayClient.js';
+import { deferred, recordingLogger, ScriptedRelay, tokenFor, waitFor } from './testing/scriptedRelay.js';
+import type { SubscriptionError } from './types.js';
+
+type Tick = { n: number };
+const STREAM = 'demo:ticks';
+const exp = () => Math.floor(Date.now() / 1000) + 600;
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setup(): Promise<{ r: ScriptedRelay; c: RelayClient }> {
+  const r = await ScriptedRelay.start();
+  const c = new RelayClient({ urls: [r.url], WebSocket, logger: recordingLogger(), backoff: { baseMs: 10, maxMs: 50 } });
+  cleanups.push(() => r.close(), () => c.close());
+  return { r, c };
+}
+
+describe('RelayClient tokens', () => {
+  it('answers refresh_token with exactly one getToken call and one refresh frame', async () => {
+    const { r, c } = await setup();
+    const calls: Array<ReturnType<typeof deferred<RelaySubscription<Tick>>>> = [];
+    const sub = c.subscribe({
+      getToken: () => {
+        if (calls.length === 0) {
+          calls.push(deferred());
+          return Promise.resolve(tokenFor<Tick>(STREAM, 'jwt-1'));
+        }
+        const d = deferred<RelaySubscription<Tick>>();
+        calls.push(d);
+        return d.promise;
+      },
+      onEvent: () => undefined,
+    });
+    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'fresh', position: '0-0', exp: exp() });
+    await waitFor('live', () => sub.state === 'live');
+
+    // Two notices while the first refresh is still waiting for its token.
+    r.send(0, { op: 'refresh_token', sid, exp: exp() });
+    r.send(0, { op: 'refresh_token', sid, exp: exp() });
+    // Frames are handled in order: once this event is seen, both notices were handled too.
+    r.send(0, { op: 'event', stream: STREAM, id: '1-0', data: { n: 1 } });
+    await waitFor('the event sent after both notices', () => sub.position === '1-0');
+    expect(calls).toHaveLength(2);
+    calls[1]?.resolve(tokenFor<Tick>(STREAM, 'jwt-2'));
+
+    const [refresh] = await waitFor('a refresh frame', () => r.frames('refresh').length > 0 && r.frames('refresh'));
+    expect(refresh).toEqual({ op: 'refresh', sid, token: 'jwt-2' });
+    expect(calls).toHaveLength(2);
+
+    // After `refreshed`, the next notice starts a new refresh.
+    r.send(0, { op: 'refreshed', sid, exp: exp() });
+    r.send(0, { op: 'refresh_token', sid, exp: exp() });
+    await waitFor('a second refresh getToken call', () => calls.length === 3);
+    expect(r.frames('refresh')).toHaveLength(1);
+  });
+
+  it('closes the subscription with the typed error on a token error', async () => {
+    const { r, c } = await setup();
+    const errors: SubscriptionError[] = [];
+    const sub = c.subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      onEvent: () => undefined,
+      onError: (e) => errors.push(e),
+    });
+    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'error', sid, code: 'token_expired', retryable: false, message: 'token expired' });
+
+    await waitFor('closed', () => sub.state === 'closed');
+    const expected = { code: 'token_expired', retryable: false, message: 'token expired' };
+    expect(sub.error).toEqual(expected);
+    expect(errors).toEqual([expected]);
+    expect(c.status).toBe('open');
+    expect(r.frames('subscribe')).toHaveLength(1);
+  });
+
+  it('re-subscribes after a retryable error', async () => {
+    const { r, c } = await setup();
+    const errors: string[] = [];
+    const sub = c.subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
+      onEvent: () => undefined,
+      onError: (e) => errors.push(e.code),
+    });
+    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'error', sid: first.sid, code: 'stream_unavailable', retryable: true, message: 'redis down' });
+    const second = await waitFor('a second subscribe', () => r.frames('subscribe')[1]);
+    expect(second.sid).not.toBe(first.sid);
+    r.send(0, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
+    await waitFor('live', () => sub.state === 'live');
+    expect(errors).toEqual(['stream_unavailable']);
+  });
+
+  it('fetches a fresh token before resuming when the cached one expires within 30 s', async () => {
+    const { r, c } = await setup();
+    let calls = 0;
+    c.subscribe({
+      getToken: () => Promise.resolve(tokenFor<Tick>(STREAM, `jwt-${++calls}`, calls === 1 ? 10_000 : 600_000)),
+      onEvent: () => undefined,
+    });
+    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    // The first token was already near expiry when it arrived, so it was renewed before use.
+    expect(first.token).toBe('jwt-2');
+    r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
+    r.sockets[0]?.terminate();
+    const second = await waitFor('resubscribe', () => r.frames('subscribe', 1)[0]);
+    expect(second.token).toBe('jwt-2');
+    expect(calls).toBe(2);
+  });
+
+  it('closes a subscription whose getToken returns something that is not a token', async () => {
+    const { c } = await setup();
+    const sub = c.subscribe({
+      getToken: () => Promise.resolve({ token: '', stream: STREAM, expiresAt: 0 } as RelaySubscription<Tick>),
+      onEvent: () => undefined,
+      onError: () => undefined,
+    });
+    await waitFor('closed', () => sub.state === 'closed');
+    expect(sub.error?.code).toBe('token_response_invalid');
+  });
+});
