@@ -1,0 +1,62 @@
+import { pino } from 'pino';
+import { createTokenIssuer } from '@streamgate/server';
+import { parseAuthConfig } from './config.js';
+import { createAuthMetrics } from './createAuthMetrics.js';
+import { createAuthServer } from './createAuthServer.js';
+import { createDemoRouter } from './demoRouter.js';
+import { loadSigningKeys } from './loadSigningKeys.js';
+
+const bootLogger = pino({ name: 'streamgate-auth' });
+
+async function main(): Promise<void> {
+  const parsed = parseAuthConfig(process.env);
+  if (!parsed.ok) {
+    bootLogger.fatal({ variable: parsed.error.variable }, parsed.error.message);
+    process.exitCode = 1;
+    return;
+  }
+  const config = parsed.config;
+  const logger = pino({ name: 'streamgate-auth', level: config.logLevel });
+
+  const loaded = await loadSigningKeys(config.signingKeys);
+  if (!loaded.ok) {
+    logger.fatal(loaded.error.message);
+    process.exitCode = 1;
+    return;
+  }
+  const keys = loaded.keys;
+  if (config.signingKeys.kind === 'generate') {
+    logger.warn({ kid: keys.current.kid }, 'AUTH_DEV_GENERATE_KEYS: signing with a key generated at boot; tokens die with this process');
+  }
+
+  const issuer = createTokenIssuer({
+    keys,
+    issuer: config.issuer,
+    audience: config.audience,
+    redis: config.redisUrl,
+    ttlSeconds: config.tokenTtlSeconds,
+  });
+  const metrics = createAuthMetrics({ defaultMetrics: true });
+  const router = createDemoRouter({ issuer, observer: metrics.observer });
+  const server = await createAuthServer({ trpc: { router }, keys, metrics, host: config.host, port: config.port, logger });
+  // Test harnesses read the port from this line; keep "msg":"listening" and a numeric "port".
+  logger.info({ port: server.port, host: server.host, kids: keys.all.map((k) => k.kid) }, 'listening');
+
+  const shutdown = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'shutting down');
+    server.close().then(
+      () => logger.info('closed'),
+      (error: unknown) => {
+        logger.error({ err: error }, 'close failed');
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((error: unknown) => {
+  bootLogger.fatal({ err: error }, 'auth service failed to start');
+  process.exitCode = 1;
+});
