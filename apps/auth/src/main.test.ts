@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const entry = fileURLToPath(new URL('./main.ts', import.meta.url));
+// tsx is a devDependency of the workspace root, so it is resolved from there.
+const tsx = pathToFileURL(createRequire(new URL('../../../package.json', import.meta.url)).resolve('tsx')).href;
+
+const env = {
+  PATH: process.env.PATH ?? '',
+  AUTH_HOST: '127.0.0.1',
+  AUTH_PORT: '0',
+  AUTH_DEV_GENERATE_KEYS: 'true',
+  AUTH_ISSUER: 'auth-main-test',
+  AUTH_AUDIENCE: 'relay',
+  AUTH_REDIS_URL: 'redis://127.0.0.1:6390',
+  NODE_ENV: 'test',
+};
+
+type Run = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
+const running: ChildProcess[] = [];
+
+function start(overrides: Record<string, string | undefined>): Run {
+  const child = spawn(process.execPath, ['--conditions=streamgate-source', '--import', tsx, entry], {
+    env: { ...env, ...overrides },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function within<T>(promise: Promise<T>, ms: number, what: string, run: Run): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms; output:\n${run.output()}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function listeningPort(run: Run): Promise<number> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      for (const line of run.output().split('\n')) {
+        if (!line.includes('"msg":"listening"')) continue;
+        const record = JSON.parse(line) as { port?: unknown };
+        if (typeof record.port === 'number') {
+          run.child.stdout?.off('data', check);
+          resolve(record.port);
+          return;
+        }
+      }
+    };
+    run.child.stdout?.on('data', check);
+    check();
+  });
+}
+
+afterEach(() => {
+  for (const child of running.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+describe('main', () => {
+  it('logs "listening" with the actual port, serves, and exits 0 on SIGTERM', async () => {
+    const run = start({});
+    const port = await within(listeningPort(run), 20_000, 'no listening line', run);
+    expect(port).toBeGreaterThan(0);
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) });
+    expect(res.status).toBe(200);
+    run.child.kill('SIGTERM');
+    expect(await within(run.exited, 10_000, 'no exit after SIGTERM', run)).toBe(0);
+  });
+
+  it('exits 1 naming the variable when the configuration is wrong', async () => {
+    const run = start({ AUTH_ISSUER: undefined });
+    expect(await within(run.exited, 20_000, 'no exit on bad config', run)).toBe(1);
+    expect(run.output()).toMatch(/"variable":"AUTH_ISSUER"/);
+    expect(run.output()).toMatch(/AUTH_ISSUER is required/);
+  });
+
+  it('exits 1 naming the variable when the signing keys are bad', async () => {
+    const run = start({ AUTH_DEV_GENERATE_KEYS: undefined, AUTH_SIGNING_KEYS: '[{"kty":"EC"}]' });
+    expect(await within(run.exited, 20_000, 'no exit on bad keys', run)).toBe(1);
+    expect(run.output()).toMatch(/AUTH_SIGNING_KEYS: key\[0\]/);
+  });
+});
