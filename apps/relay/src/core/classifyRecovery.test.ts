@@ -17,8 +17,8 @@ describe('classifyRecovery', () => {
     expect(classifyRecovery('50-0', info({}), false)).toEqual({ recovery: 'recovered', after: '50-0' });
   });
 
-  it('says truncated when the id was trimmed away, and restarts at the oldest entry', () => {
-    expect(classifyRecovery('5-0', info({ entriesAdded: 100 }), false)).toEqual({ recovery: 'truncated', after: '0-0' });
+  it('says truncated when the id was trimmed away; delivery goes on after it with the oldest retained entry', () => {
+    expect(classifyRecovery('5-0', info({ entriesAdded: 100 }), false)).toEqual({ recovery: 'truncated', after: '5-0' });
     expect(classifyRecovery('0-0', info({ entriesAdded: 100 }), false)).toEqual({ recovery: 'truncated', after: '0-0' });
   });
 

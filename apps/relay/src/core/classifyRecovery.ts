@@ -27,7 +27,9 @@ export function classifyRecovery(from: StreamId, info: StreamInfo | null, fromEx
   const first = info.firstEntryId;
   if (first === null || compareStreamIds(from, first) < 0) {
     if (from === STREAM_START && !removedSome) return { recovery: 'recovered', after: STREAM_START };
-    return removedSome ? { recovery: 'truncated', after: STREAM_START } : { recovery: 'reset', after: STREAM_START };
+    // Every retained entry is newer than a trimmed `from`, so delivery continues after `from`
+    // itself: the client's position never moves backwards on a truncation.
+    return removedSome ? { recovery: 'truncated', after: from } : { recovery: 'reset', after: STREAM_START };
   }
   // Inside the retained range but absent: deleted with XDEL (then nothing after it is missing)
   // or never an id of this stream.
