@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readListeningPort } from './readListeningPort.js';
 import { ServiceError, spawnService } from './spawnService.js';
 import { spawnTsEntry } from './spawnTsEntry.js';
+import { waitFor } from './waitFor.js';
 
 const node = (script: string) => ({ command: process.execPath, args: ['-e', script] });
 
@@ -40,9 +41,10 @@ describe('spawnService', () => {
       name: 'slow',
       ...node('console.log("still thinking"); setInterval(() => {}, 1000)'),
       readyPattern: /ready/,
-      readyTimeoutMs: 300,
+      // Long enough for a loaded machine to start node and print the line the test looks for.
+      readyTimeoutMs: 3_000,
     }).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/slow: not ready .*300 ms[\s\S]*still thinking/);
+    expect((error as Error).message).toMatch(/slow: not ready .*3000 ms[\s\S]*still thinking/);
   });
 
   it('resolves on the ready line, waits for later lines and stops with SIGTERM', async () => {
@@ -89,6 +91,23 @@ describe('spawnService', () => {
     expect(service.lines).toHaveLength(200);
     expect(service.lines[0]).toBe('line 300');
     expect(service.output()).toContain('last 200 of 500 lines');
+  });
+});
+
+describe('parent death', () => {
+  it('takes the child down when the process that spawned it is killed', async () => {
+    // A middle process spawns a long sleeper through spawnService and prints its pid; killing
+    // the middle one with SIGKILL (no exit handlers run) must not leave the sleeper behind.
+    await using middle = await spawnTsEntry('src/__fixtures__/spawnsSleeper.ts', {
+      cwd: new URL('..', import.meta.url).pathname,
+      readyPattern: /^sleeper \d+$/,
+    });
+    const line = await middle.waitForLine(/^sleeper \d+$/);
+    const sleeperPid = Number(line.split(' ')[1]);
+    expect(isGone(sleeperPid)).toBe(false);
+    middle.signal('SIGKILL');
+    await middle.exited;
+    await waitFor(() => isGone(sleeperPid), { timeoutMs: 5_000, message: 'sleeper killed with its parent' });
   });
 });
 

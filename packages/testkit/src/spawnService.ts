@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { trackChild, untrackChild } from './childRegistry.js';
 import { OutputBuffer } from './outputBuffer.js';
+import { guardedCommand } from './parentDeathGuard.js';
 import type { OutputLine, OutputStream } from './outputBuffer.js';
 
 export interface SpawnServiceOptions {
@@ -105,7 +106,14 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     if (value !== undefined) env[key] = value;
   }
 
-  const child = spawn(command, [...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const guarded = guardedCommand(command, args, env.PATH);
+  if ('missing' in guarded) {
+    const error = Object.assign(new Error(`spawn ${command} ENOENT`), { code: 'ENOENT' });
+    throw new ServiceError(name, `could not be started: ${error.message} (not found on PATH)`, '--- no output ---', {
+      cause: error,
+    });
+  }
+  const child = spawn(guarded.command, guarded.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   const buffer = new OutputBuffer(200);
   const waiters = new Set<Waiter>();
