@@ -19,9 +19,10 @@ export async function openRawSocket(url: string): Promise<RawSocket> {
   const unparsed: string[] = [];
   const waiters: Array<{ match: (f: ServerFrame) => boolean; resolve: (f: ServerFrame) => void }> = [];
   ws.on('message', (data) => {
-    const parsed = parseServerFrame(String(data));
+    const text = Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString("utf8");
+    const parsed = parseServerFrame(text);
     if (!parsed.ok) {
-      unparsed.push(String(data));
+      unparsed.push(text);
       return;
     }
     frames.push(parsed.frame);
