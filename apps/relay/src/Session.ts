@@ -71,7 +71,8 @@ export class Session {
     }
     const parsed = parseClientFrame(text);
     if (!parsed.ok) {
-      this.reject(parsed.error);
+      if (parsed.error.code === 'token_missing') this.deps.metrics.authFailures.inc({ reason: 'token_missing' });
+      this.reject(parsed.error, parsed.sid);
       return;
     }
     const frame = parsed.frame;

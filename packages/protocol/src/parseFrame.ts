@@ -1,10 +1,11 @@
 import type { z } from 'zod';
-import { clientFrameSchema, clientOps, serverFrameSchema } from './frames.js';
+import { clientFrameSchema, clientOps, serverFrameSchema, subscriptionIdSchema } from './frames.js';
 import type { ClientFrame, ServerFrame } from './frames.js';
 import { relayError } from './errorCodes.js';
 import type { RelayError } from './errorCodes.js';
 
-export type ParseResult<T> = { ok: true; frame: T } | { ok: false; error: RelayError };
+/** On failure, `sid` is the frame's subscription id when it had a valid one, so the error can name it. */
+export type ParseResult<T> = { ok: true; frame: T } | { ok: false; error: RelayError; sid?: string };
 
 function describe(error: z.ZodError): string {
   return error.issues
@@ -31,8 +32,18 @@ export function parseClientFrame(text: string): ParseResult<ClientFrame> {
       error: relayError('frame_unknown_op', `op: must be one of ${clientOps.join(', ')}`),
     };
   }
+  const rawSid = (json as { sid?: unknown }).sid;
+  const sid = subscriptionIdSchema.safeParse(rawSid).success ? (rawSid as string) : undefined;
+  const fail = (error: RelayError): ParseResult<ClientFrame> => (sid === undefined ? { ok: false, error } : { ok: false, error, sid });
+  if (op === 'subscribe' || op === 'refresh') {
+    const token = (json as { token?: unknown }).token;
+    // A missing token is an authorization refusal, not a malformed frame: it gets its own code.
+    if (token === undefined || token === null || token === '') {
+      return fail(relayError('token_missing', 'token: a relay token is required'));
+    }
+  }
   const parsed = clientFrameSchema.safeParse(json);
-  if (!parsed.success) return { ok: false, error: relayError('frame_invalid', describe(parsed.error)) };
+  if (!parsed.success) return fail(relayError('frame_invalid', describe(parsed.error)));
   return { ok: true, frame: parsed.data };
 }
 
