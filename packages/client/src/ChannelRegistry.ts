@@ -137,7 +137,6 @@ export class ChannelRegistry {
       if (source === undefined) return;
       value = await source.getToken();
     } catch (error) {
-      channel.preparing = false;
       if (this.#channels.get(channel.stream) !== channel) return;
       channel.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
       this.#scheduleRetry(channel);
