@@ -100,13 +100,17 @@ describe('resume', () => {
     const stream = 'resume-recreated';
     const redis = fleet.redis.client();
     const oldIds = await publishSequence(redis, stream, 0, 20);
+    // Redis reuses ids when a key is recreated within the same millisecond, and then no relay can
+    // tell the incarnations apart (docs/protocol.md, recovery). Real recreations are further apart.
+    const lastOldMs = Number(String(oldIds[oldIds.length - 1]).split('-')[0]);
+    await waitFor(() => Date.now() > lastOldMs + 1, { timeoutMs: 1_000, message: 'clock did not move' });
     await redis.del(`demo:${stream}`);
     await publishSequence(redis, stream, 1_000, 1_010);
     const client = record(fleet, [relayUrl(1)], stream, { from: oldIds[15] });
     try {
       await waitFor(() => client.seqs.length >= 10 && client.sub.state === 'live', {
         timeoutMs: 10_000,
-        message: 'reset client never went live',
+        message: `reset client never went live (state ${client.sub.state}, seqs ${client.seqs.join(',')})`,
       });
       expect(client.recoveries.map((r) => r.recovery)).toEqual(['reset']);
       expect(gapsAndDuplicates(client.seqs, 1_000, 1_010)).toBeNull();

@@ -136,7 +136,10 @@ export class ConnectionManager {
       events.onHalted(code, reason);
       return;
     }
-    this.#schedule(advice);
+    // A relay that could not be reached, or vanished without a close frame, may be gone for good
+    // (a killed pod): move on to the next URL rather than retrying this one.
+    const unreachable = !conn.welcomed || code === 1006;
+    this.#schedule(unreachable ? { backoff: advice.backoff, preferOtherPod: true } : advice);
     events.onDisconnected();
   }
 

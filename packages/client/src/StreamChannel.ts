@@ -81,11 +81,8 @@ export class StreamChannel {
     this.phase = frame.recovery === 'fresh' ? 'live' : 'catching-up';
     for (const sub of this.subscribers) {
       const previousPosition = sub.position;
-      const gap =
-        frame.recovery === 'reset' ||
-        (frame.recovery === 'truncated' &&
-          (previousPosition === undefined || compareStreamIds(previousPosition, frame.position) < 0));
-      if (gap && (frame.recovery === 'truncated' || frame.recovery === 'reset')) {
+      // The relay's word is final: truncated and reset both mean entries were lost to this client.
+      if (frame.recovery === 'truncated' || frame.recovery === 'reset') {
         sub.recover({ recovery: frame.recovery, previousPosition, position: frame.position, stream: this.stream });
         continue;
       }
