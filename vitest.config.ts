@@ -32,7 +32,6 @@ export default defineConfig({
           // Cross-process tests spawn redis-server and relay processes; on a 2-core machine
           // running them one file at a time keeps timing-sensitive assertions honest.
           fileParallelism: false,
-          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
         },
       },
     ],
