@@ -13,7 +13,7 @@ import { RelayClient } from '@streamgate/client';
 import { createPublisher, generateSigningKey } from '@streamgate/server';
 import { demoStream } from '@streamgate/auth';
 import type { DemoRouter } from '@streamgate/auth';
-import { readListeningPort, spawnTsEntry, startRedis } from '@streamgate/testkit';
+import { spawnAuth, spawnRelay, startRedis } from '@streamgate/testkit';
 import type { RedisServer, Service } from '@streamgate/testkit';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -43,45 +43,28 @@ try {
 
   // A key made at boot: development only. Production gives auth its key from a Secret.
   const key = await generateSigningKey('ES256', `fleet-${Date.now()}`);
-  const auth = await spawnTsEntry('apps/auth/src/main.ts', {
-    name: 'auth',
-    env: {
-      AUTH_HOST: '127.0.0.1',
-      AUTH_PORT: process.env.FLEET_AUTH_PORT ?? '0',
-      AUTH_SIGNING_KEYS: JSON.stringify([key]),
-      AUTH_ISSUER: 'streamgate-fleet',
-      AUTH_AUDIENCE: 'streamgate-relay',
-      AUTH_REDIS_URL: redisUrl,
-      LOG_LEVEL: 'info',
-    },
-    readyPattern: /"msg":"listening"/,
-    readyTimeoutMs: 30_000,
+  const auth = await spawnAuth({
+    issuer: 'streamgate-fleet',
+    audience: 'streamgate-relay',
+    redisUrl,
+    signingKeys: JSON.stringify([key]),
+    ...(process.env.FLEET_AUTH_PORT === undefined ? {} : { port: Number(process.env.FLEET_AUTH_PORT) }),
   });
-  services.push(auth);
-  const authUrl = `http://127.0.0.1:${await readListeningPort(auth)}`;
-  say(`auth    ${authUrl}/trpc   JWKS ${authUrl}/.well-known/jwks.json`);
+  services.push(auth.service);
+  say(`auth    ${auth.httpUrl}/trpc   JWKS ${auth.httpUrl}/.well-known/jwks.json`);
 
   const relayUrls: string[] = [];
   for (let i = 0; i < 2; i++) {
-    const relay = await spawnTsEntry('apps/relay/src/main.ts', {
+    const relay = await spawnRelay({
       name: `relay-${i}`,
-      env: {
-        RELAY_HOST: '127.0.0.1',
-        RELAY_PORT: '0',
-        RELAY_NODE_ID: `relay-${i}`,
-        RELAY_JWKS_URL: `${authUrl}/.well-known/jwks.json`,
-        RELAY_TOKEN_AUDIENCE: 'streamgate-relay',
-        RELAY_TOKEN_ISSUER: 'streamgate-fleet',
-        RELAY_REDIS_ALLOWLIST: redisUrl,
-        LOG_LEVEL: 'info',
-      },
-      readyPattern: /"msg":"listening"/,
-      readyTimeoutMs: 30_000,
+      authUrl: auth.httpUrl,
+      issuer: 'streamgate-fleet',
+      audience: 'streamgate-relay',
+      redisAllowlist: redisUrl,
     });
-    services.push(relay);
-    const port = await readListeningPort(relay);
-    relayUrls.push(`ws://127.0.0.1:${port}/v1/ws`);
-    say(`relay-${i} ws://127.0.0.1:${port}/v1/ws   metrics http://127.0.0.1:${port}/metrics`);
+    services.push(relay.service);
+    relayUrls.push(relay.url);
+    say(`relay-${i} ${relay.url}   metrics ${relay.httpUrl}/metrics`);
   }
 
   const redis = new Redis(redisUrl);
@@ -96,7 +79,7 @@ try {
   }, 500);
   publishTimer.unref();
 
-  const trpc = createTRPCClient<DemoRouter>({ links: [httpBatchLink({ url: `${authUrl}/trpc` })] });
+  const trpc = createTRPCClient<DemoRouter>({ links: [httpBatchLink({ url: `${auth.httpUrl}/trpc` })] });
   const client = new RelayClient({ urls: relayUrls, WebSocket });
   let seen = 0;
   client.subscribe({

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { waitFor, withDeadline } from '@streamgate/testkit';
-import { startFleet, metricValue } from './support/startFleet.js';
-import type { Fleet } from './support/startFleet.js';
+import { metricValue, useFleet } from './support/startFleet.js';
 import { publishSequence } from './support/publishSequence.js';
+import { rawText } from './support/rawSocket.js';
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({ relays: 1 });
-});
-afterAll(async () => {
-  await fleet?.stop();
-});
+const getFleet = useFleet({ relays: 1 });
 
 /** A bare socket that counts event seqs for one subscription and checks their order as they come. */
 class SeqSocket {
@@ -23,7 +17,7 @@ class SeqSocket {
   constructor(url: string) {
     this.ws = new WebSocket(url);
     this.ws.on('message', (raw) => {
-      const frame = JSON.parse(String(raw)) as { op: string; data?: { seq: number }; code?: string };
+      const frame = JSON.parse(rawText(raw)) as { op: string; data?: { seq: number }; code?: string };
       if (frame.op === 'event' && frame.data !== undefined) this.seqs.push(frame.data.seq);
       else if (frame.op === 'live') this.live = true;
       else if (frame.op === 'error') this.problem = `error frame ${frame.code}`;
@@ -45,6 +39,7 @@ class SeqSocket {
 
 describe('catch-up', () => {
   it('merges concurrent catch-ups of one stream and joins each client live at the seam while publishing goes on', async () => {
+    const fleet = getFleet();
     const relay = fleet.relays[0];
     if (relay === undefined) throw new Error('no relay');
     const stream = 'catch-up-merge';

@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RelayClient } from '@streamgate/client';
 import { waitFor } from '@streamgate/testkit';
 import { createPublisher } from '@streamgate/server';
 import { demoStream } from '@streamgate/auth';
-import { startFleet } from './support/startFleet.js';
-import type { Fleet } from './support/startFleet.js';
+import { useFleet } from './support/startFleet.js';
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({ relays: 1 });
-});
-afterAll(async () => {
-  await fleet?.stop();
-});
+const getFleet = useFleet({ relays: 1 });
 
 describe('many streams on one relay', () => {
   it('serves 1,000 streams with 3 clients each live through a handful of Redis connections', async () => {
+    const fleet = getFleet();
     const relay = fleet.relays[0];
     if (relay === undefined) throw new Error('no relay');
     const streams = Array.from({ length: 1_000 }, (_, i) => `many-${i}`);

@@ -1,28 +1,21 @@
 // @vitest-environment jsdom
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { useState } from 'react';
 import { cleanup, render, screen, waitFor as waitForDom } from '@testing-library/react';
 import WebSocket from 'ws';
 import { RelayClient } from '@streamgate/client';
 import { RelayProvider, useSubscriptionRelay } from '@streamgate/react';
 import type { DemoEvent } from '@streamgate/auth';
-import { startFleet } from './support/startFleet.js';
-import type { Fleet } from './support/startFleet.js';
+import { useFleet } from './support/startFleet.js';
 import { publishSequence } from './support/publishSequence.js';
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({ relays: 1 });
-});
-afterAll(async () => {
-  cleanup();
-  await fleet?.stop();
-});
+const getFleet = useFleet({ relays: 1 });
+afterAll(() => cleanup());
 
 function Ticker({ stream }: { stream: string }) {
   const [events, setEvents] = useState<DemoEvent[]>([]);
   const { state } = useSubscriptionRelay({
-    query: fleet.trpc.demo.token,
+    query: getFleet().trpc.demo.token,
     input: { stream, user: 'ui' },
     onSubscriptionData: (event) => {
       // The payload type comes from the tRPC procedure's RelaySubscription<DemoEvent>, no cast.
@@ -44,6 +37,7 @@ function Ticker({ stream }: { stream: string }) {
 
 describe('useSubscriptionRelay in a DOM', () => {
   it('renders events from a real relay as they are published', async () => {
+    const fleet = getFleet();
     const relay = fleet.relays[0];
     if (relay === undefined) throw new Error('no relay');
     // jsdom's WebSocket cannot load its `ws` backend under vitest; the DOM is jsdom's, the socket

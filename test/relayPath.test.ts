@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '@streamgate/testkit';
-import { startFleet } from './support/startFleet.js';
-import type { Fleet } from './support/startFleet.js';
+import { useFleet } from './support/startFleet.js';
 import { gapsAndDuplicates, record } from './support/recorder.js';
 import type { Recorder } from './support/recorder.js';
 import { publishSequence } from './support/publishSequence.js';
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({ relays: 2 });
-});
-afterAll(async () => {
-  await fleet?.stop();
-});
+const getFleet = useFleet({ relays: 2 });
 
 describe('the relay path', () => {
   it('delivers 10,000 events to 100 clients over two relay processes, in order, none lost or repeated', async () => {
+    const fleet = getFleet();
     const stream = 'fanout-10k';
     const recorders: Recorder[] = [];
     for (let i = 0; i < 100; i++) {

@@ -1,26 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '@streamgate/testkit';
-import { startFleet } from './support/startFleet.js';
-import type { Fleet } from './support/startFleet.js';
+import { useFleet } from './support/startFleet.js';
 import { gapsAndDuplicates, record } from './support/recorder.js';
 import { publishSequence } from './support/publishSequence.js';
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({ relays: 2 });
-});
-afterAll(async () => {
-  await fleet?.stop();
-});
+const getFleet = useFleet({ relays: 2 });
 
 const relayUrl = (i: number): string => {
-  const relay = fleet.relays[i];
+  const relay = getFleet().relays[i];
   if (relay === undefined) throw new Error(`no relay ${i}`);
   return relay.url;
 };
 
 describe('resume', () => {
   it('a client killed mid-stream and reconnected with its last id gets exactly what it missed, then live events', async () => {
+    const fleet = getFleet();
     const stream = 'resume-kill';
     const redis = fleet.redis.client();
     const first = record(fleet, [relayUrl(0)], stream);
@@ -58,6 +52,7 @@ describe('resume', () => {
   });
 
   it('a relay killed under a client: the client moves to the other relay and resumes with no gap and no duplicate', async () => {
+    const fleet = getFleet();
     const stream = 'resume-relay-killed';
     const redis = fleet.redis.client();
     const victim = await fleet.startRelay();
@@ -79,6 +74,7 @@ describe('resume', () => {
   });
 
   it('answers truncated when the resume id was trimmed away, and delivers from the oldest retained entry', async () => {
+    const fleet = getFleet();
     const stream = 'resume-trimmed';
     const redis = fleet.redis.client();
     const ids = await publishSequence(redis, stream, 0, 100);
@@ -97,6 +93,7 @@ describe('resume', () => {
   });
 
   it('answers reset for an id of a deleted and recreated stream', async () => {
+    const fleet = getFleet();
     const stream = 'resume-recreated';
     const redis = fleet.redis.client();
     const oldIds = await publishSequence(redis, stream, 0, 20);
@@ -120,6 +117,7 @@ describe('resume', () => {
   });
 
   it('resumes from the last id when nothing is missing: recovered, no replay', async () => {
+    const fleet = getFleet();
     const stream = 'resume-nothing-missed';
     const redis = fleet.redis.client();
     const ids = await publishSequence(redis, stream, 0, 5);

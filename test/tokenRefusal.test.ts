@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '@streamgate/testkit';
-import { startFleet } from './support/startFleet.js';
-import type { Fleet } from './support/startFleet.js';
+import { useFleet } from './support/startFleet.js';
 import { gapsAndDuplicates, record } from './support/recorder.js';
 import { publishSequence } from './support/publishSequence.js';
 import { openRawSocket } from './support/rawSocket.js';
 import { mintToken } from './support/mintToken.js';
 
-let fleet: Fleet;
-beforeAll(async () => {
-  fleet = await startFleet({ relays: 1 });
-});
-afterAll(async () => {
-  await fleet?.stop();
-});
+const getFleet = useFleet({ relays: 1 });
 
 describe('token refusals', () => {
   it('refuses a bad signature, an expired token and a Redis outside the allowlist, each with its own code, while others keep receiving', async () => {
+    const fleet = getFleet();
     const relay = fleet.relays[0];
     if (relay === undefined) throw new Error('no relay');
     const stream = 'refusals';

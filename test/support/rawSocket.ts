@@ -13,13 +13,19 @@ export interface RawSocket {
   close(): void;
 }
 
+/** The text of a `ws` message, whichever of its three shapes it arrived in. */
+export function rawText(data: WebSocket.RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  return Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8');
+}
+
 export async function openRawSocket(url: string): Promise<RawSocket> {
   const ws = new WebSocket(url);
   const frames: ServerFrame[] = [];
   const unparsed: string[] = [];
   const waiters: Array<{ match: (f: ServerFrame) => boolean; resolve: (f: ServerFrame) => void }> = [];
   ws.on('message', (data) => {
-    const text = Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString("utf8");
+    const text = rawText(data);
     const parsed = parseServerFrame(text);
     if (!parsed.ok) {
       unparsed.push(text);

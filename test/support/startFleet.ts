@@ -1,6 +1,7 @@
+import { afterAll, beforeAll } from 'vitest';
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
-import { readListeningPort, spawnTsEntry, startRedis, waitFor } from '@streamgate/testkit';
-import type { RedisServer, Service } from '@streamgate/testkit';
+import { spawnAuth, spawnRelay, startRedis, waitFor } from '@streamgate/testkit';
+import type { AppProcess, RedisServer } from '@streamgate/testkit';
 import type { DemoRouter } from '@streamgate/auth';
 import { generateSigningKey } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
@@ -8,22 +9,20 @@ import type { PrivateJwk } from '@streamgate/server';
 export const AUDIENCE = 'streamgate-relay';
 export const ISSUER = 'streamgate-auth-test';
 
-export interface RelayProcess {
-  readonly service: Service;
-  readonly port: number;
+export interface FleetRelay extends AppProcess {
   readonly url: string;
   metrics(): Promise<string>;
 }
 
 export interface Fleet extends AsyncDisposable {
   readonly redis: RedisServer;
-  readonly auth: Service;
+  readonly auth: AppProcess;
   readonly authUrl: string;
-  readonly relays: RelayProcess[];
+  readonly relays: FleetRelay[];
   readonly trpc: ReturnType<typeof createTRPCClient<DemoRouter>>;
   /** The auth service's signing key, so tests can mint tokens it would never issue. */
   readonly signingKey: PrivateJwk;
-  startRelay(env?: Record<string, string>): Promise<RelayProcess>;
+  startRelay(env?: Record<string, string>): Promise<FleetRelay>;
   stop(): Promise<void>;
 }
 
@@ -47,67 +46,56 @@ export function metricValue(text: string, name: string, labels?: string): number
 export async function startFleet(options: { relays?: number; relayEnv?: Record<string, string> } = {}): Promise<Fleet> {
   const redis = await startRedis();
   const signingKey = await generateSigningKey('ES256', 'test-key-1');
-  const auth = await spawnTsEntry('apps/auth/src/main.ts', {
-    name: 'auth',
-    env: {
-      AUTH_HOST: '127.0.0.1',
-      AUTH_PORT: '0',
-      AUTH_SIGNING_KEYS: JSON.stringify([signingKey]),
-      AUTH_ISSUER: ISSUER,
-      AUTH_AUDIENCE: AUDIENCE,
-      AUTH_REDIS_URL: redis.url,
-      AUTH_TOKEN_TTL_SECONDS: '300',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'test',
-    },
-    readyPattern: /"msg":"listening"/,
-    readyTimeoutMs: 30_000,
+  const auth = await spawnAuth({
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    redisUrl: redis.url,
+    signingKeys: JSON.stringify([signingKey]),
+    env: { NODE_ENV: 'test' },
   });
-  const authPort = await readListeningPort(auth);
-  const authUrl = `http://127.0.0.1:${authPort}`;
-  const relays: RelayProcess[] = [];
+  const relays: FleetRelay[] = [];
 
-  const startRelay = async (env: Record<string, string> = {}): Promise<RelayProcess> => {
-    const index = relays.length;
-    const service = await spawnTsEntry('apps/relay/src/main.ts', {
-      name: `relay-${index}`,
-      env: {
-        RELAY_HOST: '127.0.0.1',
-        RELAY_PORT: '0',
-        RELAY_NODE_ID: `relay-${index}`,
-        RELAY_JWKS_URL: `${authUrl}/.well-known/jwks.json`,
-        RELAY_TOKEN_AUDIENCE: AUDIENCE,
-        RELAY_TOKEN_ISSUER: ISSUER,
-        RELAY_REDIS_ALLOWLIST: redis.url,
-        LOG_LEVEL: 'info',
-        ...options.relayEnv,
-        ...env,
-      },
-      readyPattern: /"msg":"listening"/,
-      readyTimeoutMs: 30_000,
+  const startRelay = async (env: Record<string, string> = {}): Promise<FleetRelay> => {
+    const name = `relay-${relays.length}`;
+    const relay = await spawnRelay({
+      name,
+      authUrl: auth.httpUrl,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      redisAllowlist: redis.url,
+      env: { ...options.relayEnv, ...env },
     });
-    const port = await readListeningPort(service);
-    const relay: RelayProcess = {
-      service,
-      port,
-      url: `ws://127.0.0.1:${port}/v1/ws`,
-      metrics: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
-    };
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, {
+    await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, {
       timeoutMs: 20_000,
-      message: `relay-${index} never became ready`,
+      message: `${name} never became ready`,
     });
-    relays.push(relay);
-    return relay;
+    const withMetrics: FleetRelay = { ...relay, metrics: async () => (await fetch(`${relay.httpUrl}/metrics`)).text() };
+    relays.push(withMetrics);
+    return withMetrics;
   };
 
   for (let i = 0; i < (options.relays ?? 1); i++) await startRelay();
-  const trpc = createTRPCClient<DemoRouter>({ links: [httpBatchLink({ url: `${authUrl}/trpc`, maxURLLength: 4_000 })] });
+  const trpc = createTRPCClient<DemoRouter>({ links: [httpBatchLink({ url: `${auth.httpUrl}/trpc`, maxURLLength: 4_000 })] });
 
   const stop = async (): Promise<void> => {
     await Promise.allSettled(relays.map((r) => r.service.stop()));
-    await auth.stop();
+    await auth.service.stop();
     await redis.stop();
   };
-  return { redis, auth, authUrl, relays, trpc, signingKey, startRelay, stop, [Symbol.asyncDispose]: stop };
+  return { redis, auth, authUrl: auth.httpUrl, relays, trpc, signingKey, startRelay, stop, [Symbol.asyncDispose]: stop };
+}
+
+/** Starts a fleet before the file's tests and stops it after them; read it inside tests. */
+export function useFleet(options: { relays?: number; relayEnv?: Record<string, string> } = {}): () => Fleet {
+  let fleet: Fleet | undefined;
+  beforeAll(async () => {
+    fleet = await startFleet(options);
+  });
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+  return () => {
+    if (fleet === undefined) throw new Error('fleet not started');
+    return fleet;
+  };
 }

@@ -14,3 +14,5 @@ export type { RedisServer, StartRedisOptions } from './startRedis.js';
 export { waitFor } from './waitFor.js';
 export type { WaitForOptions } from './waitFor.js';
 export { DeadlineError, withDeadline } from './withDeadline.js';
+export { spawnAuth, spawnRelay } from './spawnApps.js';
+export type { AppProcess, AuthProcessOptions, RelayProcess, RelayProcessOptions } from './spawnApps.js';

@@ -1,0 +1,79 @@
+import { readListeningPort } from './readListeningPort.js';
+import type { Service } from './spawnService.js';
+import { spawnTsEntry } from './spawnTsEntry.js';
+
+export interface AppProcess {
+  readonly service: Service;
+  readonly port: number;
+  /** `http://127.0.0.1:<port>` */
+  readonly httpUrl: string;
+}
+
+export interface RelayProcess extends AppProcess {
+  /** `ws://127.0.0.1:<port>/v1/ws` */
+  readonly url: string;
+}
+
+export interface AuthProcessOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  /** The Redis target tokens name. */
+  readonly redisUrl: string;
+  /** JSON array of private JWKs. */
+  readonly signingKeys: string;
+  readonly port?: number;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** The auth service from source, on loopback, on the port the kernel picks unless told. */
+export async function spawnAuth(options: AuthProcessOptions): Promise<AppProcess> {
+  const service = await spawnTsEntry('apps/auth/src/main.ts', {
+    name: 'auth',
+    env: {
+      AUTH_HOST: '127.0.0.1',
+      AUTH_PORT: String(options.port ?? 0),
+      AUTH_SIGNING_KEYS: options.signingKeys,
+      AUTH_ISSUER: options.issuer,
+      AUTH_AUDIENCE: options.audience,
+      AUTH_REDIS_URL: options.redisUrl,
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    readyPattern: /"msg":"listening"/,
+    readyTimeoutMs: 30_000,
+  });
+  const port = await readListeningPort(service);
+  return { service, port, httpUrl: `http://127.0.0.1:${port}` };
+}
+
+export interface RelayProcessOptions {
+  readonly name: string;
+  readonly authUrl: string;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly redisAllowlist: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** A relay pod from source, trusting the auth service's JWKS over HTTP. */
+export async function spawnRelay(options: RelayProcessOptions): Promise<RelayProcess> {
+  const service = await spawnTsEntry('apps/relay/src/main.ts', {
+    name: options.name,
+    env: {
+      RELAY_HOST: '127.0.0.1',
+      RELAY_PORT: '0',
+      RELAY_NODE_ID: options.name,
+      RELAY_JWKS_URL: `${options.authUrl}/.well-known/jwks.json`,
+      RELAY_TOKEN_AUDIENCE: options.audience,
+      RELAY_TOKEN_ISSUER: options.issuer,
+      RELAY_REDIS_ALLOWLIST: options.redisAllowlist,
+      // The listening line is logged at info; tests and the fleet read the port from it.
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    readyPattern: /"msg":"listening"/,
+    readyTimeoutMs: 30_000,
+  });
+  const port = await readListeningPort(service);
+  return { service, port, httpUrl: `http://127.0.0.1:${port}`, url: `ws://127.0.0.1:${port}/v1/ws` };
+}
