@@ -132,14 +132,18 @@ export class StreamChannel implements CatchUpHost {
       delivered += publisher.subscriberCount(topic);
       this.cursor = entry.id;
     }
+    // A waiting subscriber whose position the cursor has now reached holds everything: it goes
+    // live now rather than at the next entry, which may be a long time coming.
+    if (this.waiting.length > 0) this.releaseWaiting(this.cursor, true);
     if (delivered > 0) metrics.delivered(delivered, 'live');
   }
 
   /** Subscribers ahead of the cursor join just before the first entry after their position. */
-  private releaseWaiting(nextId: StreamId): void {
+  private releaseWaiting(id: StreamId, inclusive = false): void {
     for (let i = this.waiting.length - 1; i >= 0; i--) {
       const sub = this.waiting[i] as HubSubscriber;
-      if (compareStreamIds(sub.position, nextId) < 0) {
+      const cmp = compareStreamIds(sub.position, id);
+      if (cmp < 0 || (inclusive && cmp === 0)) {
         this.waiting.splice(i, 1);
         this.promote(sub);
       }
