@@ -142,7 +142,10 @@ export class Session {
       return this.reject(relayError('duplicate_stream', `this socket already subscribes to ${claims.stream}`), sid);
     }
     const hub = this.deps.hubFor(claims.redis);
-    const hubSub = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp);
+    const hubSub: HubSubscriber = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp, (error) => {
+      const current = this.subs.get(sid);
+      if (current?.state === 'active' && current.hubSub === hubSub) this.endedByHub(current, error);
+    });
     const active: SessionSub = {
       state: 'active',
       sid,
@@ -163,6 +166,13 @@ export class Session {
       this.drop(active);
       if (started.error.code !== 'unknown_subscription') this.reject(started.error, sid);
     }
+  }
+
+  /** The hub ended an established subscription; the client hears `unsubscribed` with the reason. */
+  private endedByHub(sub: SessionSub, error: RelayError): void {
+    this.deps.log.debug({ sid: sub.sid, code: error.code, message: error.message }, 'subscription ended by the hub');
+    this.drop(sub);
+    this.send(JSON.stringify({ op: 'unsubscribed', sid: sub.sid, reason: error.code }));
   }
 
   private unsubscribe(sid: string, reason: 'client' | RelayError['code']): void {
@@ -205,15 +215,19 @@ export class Session {
     if (sub.expiryTimer !== null) clearTimeout(sub.expiryTimer);
     const msLeft = exp * 1000 - Date.now();
     const lead = Math.min(this.deps.refreshLeadSeconds * 1000, msLeft / 2);
+    // setTimeout fires at once for delays past 2^31-1 ms (~24.8 days); a token from an issuer
+    // with long lifetimes must not be expired on arrival, so such timers are re-armed.
     sub.refreshTimer = setTimeout(() => {
       sub.refreshTimer = null;
+      if (Date.now() < exp * 1000 - lead - 1_000) return this.schedule(sub, exp);
       this.send(JSON.stringify({ op: 'refresh_token', sid: sub.sid, exp }));
-    }, Math.max(0, msLeft - lead));
+    }, clampDelay(msLeft - lead));
     sub.expiryTimer = setTimeout(() => {
       sub.expiryTimer = null;
+      if (Date.now() < exp * 1000 - 1_000) return this.schedule(sub, exp);
       this.deps.metrics.refreshes.inc({ outcome: 'expired' });
       this.unsubscribe(sub.sid, 'token_expired');
-    }, Math.max(0, msLeft));
+    }, clampDelay(msLeft));
   }
 
   private drop(sub: SessionSub): void {
@@ -229,4 +243,10 @@ export class Session {
     this.streams.delete(sub.stream);
     this.deps.metrics.subscriptions.dec();
   }
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function clampDelay(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, ms));
 }

@@ -56,7 +56,10 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       readCount: config.RELAY_XREAD_COUNT,
       maxStreamsPerReader: config.RELAY_MAX_STREAMS_PER_READER,
       connectionName: `streamgate-relay:${config.RELAY_NODE_ID}`,
-      onEntries: (stream, entries) => hub?.onEntries(stream, entries),
+      listener: {
+        entries: (stream, entries) => hub?.listener.entries(stream, entries),
+        failed: (stream, error) => hub?.listener.failed(stream, error),
+      },
       onError: (operation, error) => {
         metrics.redisErrors.inc({ operation });
         log.warn({ err: error, operation, target }, 'redis error');

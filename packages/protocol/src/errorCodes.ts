@@ -35,6 +35,9 @@ export const errorCodes = {
   unknown_subscription: false,
   // Redis could not be read; the relay keeps trying and the client may resubscribe.
   stream_unavailable: true,
+  // Entries after the client's position were trimmed while the relay was catching it up; a new
+  // subscribe from the same position is answered with the honest recovery outcome (`truncated`).
+  history_trimmed: true,
   internal: true,
 } as const satisfies Record<string, boolean>;
 

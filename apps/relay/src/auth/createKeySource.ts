@@ -27,7 +27,9 @@ export function createKeySource(config: KeySourceConfig, onError: (error: Error)
   }
   const remote = createRemoteJWKSet(new URL(config.url), {
     cooldownDuration: 30_000,
-    cacheMaxAge: Math.max(config.refreshSeconds * 2, 60) * 1000,
+    // Keys stay usable however long the auth service is down: the background refresh keeps them
+    // current, and an expiring cache would turn an auth outage into refusing every token.
+    cacheMaxAge: Infinity,
     timeoutDuration: 5_000,
   });
   let isLoaded = false;

@@ -1,10 +1,11 @@
 import { compareStreamIds } from '@streamgate/protocol';
-import { CloseCode } from '@streamgate/protocol';
-import type { StreamId, StreamName } from '@streamgate/protocol';
+import { CloseCode, relayError } from '@streamgate/protocol';
+import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import type { HubSubscriber } from './HubSubscriber.js';
 import type { HubMetrics } from './HubMetrics.js';
 import type { StreamSource } from './StreamSource.js';
 import { eventFrameText } from './frameText.js';
+import { classifyRecovery } from './classifyRecovery.js';
 
 export interface CatchUpHost {
   readonly source: StreamSource;
@@ -16,7 +17,7 @@ export interface CatchUpHost {
   /** Last id published live on this pod, read after every await. */
   liveCursor(): StreamId;
   promote(sub: HubSubscriber): void;
-  fail(sub: HubSubscriber, message: string): void;
+  end(sub: HubSubscriber, error: RelayError): void;
 }
 
 /**
@@ -47,6 +48,11 @@ export class CatchUpGroup {
     this.members.delete(sub);
   }
 
+  private endMember(sub: HubSubscriber, error: RelayError): void {
+    this.members.delete(sub);
+    this.host.end(sub, error);
+  }
+
   private async run(): Promise<void> {
     this.running = true;
     try {
@@ -63,13 +69,30 @@ export class CatchUpGroup {
     if (lo === null) return;
     const cursorBefore = host.liveCursor();
     const result = await host.source.range(host.stream, lo, host.pageSize);
-    host.metrics.catchUpPage();
     if (!result.ok) {
       host.metrics.sourceError('xrange');
-      for (const sub of [...this.members]) host.fail(sub, result.error.message);
+      const error = relayError('stream_unavailable', `stream cannot be read: ${result.error.message}`);
+      for (const sub of [...this.members]) this.endMember(sub, error);
       return;
     }
-    const page = result.value;
+    host.metrics.catchUpPage();
+    // MAXLEN trimming may have eaten the head of the history while we paged through it; XRANGE
+    // would then silently start at the next retained entry. The same rule that decides a resume
+    // decides whether the page is still contiguous with `lo`.
+    const { info, afterExists } = result.value;
+    const decision = classifyRecovery(lo, info, afterExists);
+    if (decision.recovery === 'truncated' || decision.recovery === 'reset') {
+      const error = relayError('history_trimmed', 'entries after your position were trimmed during catch-up; subscribe again from it');
+      let acknowledged = false;
+      for (const sub of [...this.members]) {
+        if (compareStreamIds(sub.position, lo) !== 0) continue;
+        if (sub.acknowledgedGap === lo) acknowledged = true;
+        else this.endMember(sub, error);
+      }
+      // Members told of this gap already take the page as it is; the rest go on next step.
+      if (!acknowledged) return;
+    }
+    const page = result.value.entries;
     const cursor = host.liveCursor();
     // Only subscribers at or after `lo` get this page: the page is contiguous after `lo`, so
     // a subscriber behind it (it joined during the read) would see a hole. It is served next step.

@@ -21,7 +21,17 @@ export interface HubSubscriber {
   /** Last id this subscriber has been sent (for live subscribers, see StreamHub.positionOf). */
   position: StreamId;
   phase: SubscriberPhase;
+  /**
+   * A position the client was already told is past a gap (the `from` of a `truncated` or `reset`
+   * answer): catch-up does not report that same gap again.
+   */
+  acknowledgedGap: StreamId | null;
   exp: number;
   /** Settles once the subscriber is catching up, waiting or live, or has failed. */
   readonly started: Promise<StartResult>;
+  /**
+   * Called when the hub ends a subscriber after it started (a catch-up read failed, history was
+   * trimmed under it, the key stopped being a stream). The hub has already removed it.
+   */
+  readonly onEnded: (error: RelayError) => void;
 }

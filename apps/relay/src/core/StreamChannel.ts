@@ -1,5 +1,5 @@
 import { STREAM_START, compareStreamIds } from '@streamgate/protocol';
-import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import { CatchUpGroup } from './CatchUpGroup.js';
 import type { CatchUpHost } from './CatchUpGroup.js';
 import type { TopicPublisher } from './Connection.js';
@@ -15,7 +15,7 @@ export interface ChannelOptions {
   readonly topic: string;
   readonly catchUpPageSize: number;
   readonly maxBufferedBytes: number;
-  readonly onFail: (sub: HubSubscriber, message: string) => void;
+  readonly onEnd: (sub: HubSubscriber, error: RelayError) => void;
 }
 
 /**
@@ -99,8 +99,8 @@ export class StreamChannel implements CatchUpHost {
     sub.conn.send(liveFrameText(sub.sid, sub.position));
   }
 
-  fail(sub: HubSubscriber, message: string): void {
-    this.options.onFail(sub, message);
+  end(sub: HubSubscriber, error: RelayError): void {
+    this.options.onEnd(sub, error);
   }
 
   remove(sub: HubSubscriber): void {

@@ -4,7 +4,7 @@ import type { StreamId } from '@streamgate/protocol';
 import type { Connection, TopicPublisher } from './Connection.js';
 import { StreamHub } from './StreamHub.js';
 import { noHubMetrics } from './HubMetrics.js';
-import type { EntriesListener, SourceResult, StreamEntry, StreamInfo, StreamSource } from './StreamSource.js';
+import type { RangePage, SourceListener, SourceResult, StreamEntry, StreamInfo, StreamSource } from './StreamSource.js';
 
 // The core is tested through its own interfaces: an in-memory stream store whose live reader
 // runs only when the test says so, and connections that record frames. Cross-process tests in
@@ -14,14 +14,23 @@ class MemorySource implements StreamSource {
   readonly entries: StreamEntry[] = [];
   readonly watched = new Map<string, StreamId>();
   rangeCalls = 0;
+  entriesAdded = 0;
   healthy = true;
-  listener: EntriesListener = () => undefined;
+  failNextRange = false;
+  /** Runs right before a range read is answered: lets a test trim history mid catch-up. */
+  beforeRange: () => void = () => undefined;
+  listener: SourceListener = { entries: () => undefined, failed: () => undefined };
 
   append(n: number): void {
     for (let i = 0; i < n; i++) {
       const seq = this.entries.length + 1;
       this.entries.push({ id: `${seq}-0`, fields: ['data', JSON.stringify({ seq })] });
+      this.entriesAdded++;
     }
+  }
+
+  trimTo(keep: number): void {
+    this.entries.splice(0, this.entries.length - keep);
   }
 
   /** What a live reader would do: hand over everything after each watched cursor. */
@@ -31,22 +40,35 @@ class MemorySource implements StreamSource {
       const last = fresh[fresh.length - 1];
       if (last === undefined) continue;
       this.watched.set(stream, last.id);
-      this.listener(stream, fresh);
+      this.listener.entries(stream, fresh);
     }
   }
 
-  inspect(_stream: string, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
-    const last = this.entries[this.entries.length - 1];
-    const info: StreamInfo | null =
-      last === undefined
-        ? null
-        : { lastGeneratedId: last.id, firstEntryId: this.entries[0]?.id ?? null, length: this.entries.length, entriesAdded: this.entries.length, maxDeletedEntryId: '0-0' };
-    return Promise.resolve({ ok: true, value: { info, probeExists: this.entries.some((e) => e.id === probe) } });
+  private info(): StreamInfo | null {
+    if (this.entriesAdded === 0) return null;
+    return {
+      lastGeneratedId: `${this.entriesAdded}-0`,
+      firstEntryId: this.entries[0]?.id ?? null,
+      length: this.entries.length,
+      entriesAdded: this.entriesAdded,
+      maxDeletedEntryId: '0-0',
+    };
   }
 
-  range(_stream: string, after: StreamId, count: number): Promise<SourceResult<StreamEntry[]>> {
+  inspect(_stream: string, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
+    return Promise.resolve({ ok: true, value: { info: this.info(), probeExists: this.entries.some((e) => e.id === probe) } });
+  }
+
+  async range(_stream: string, after: StreamId, count: number): Promise<SourceResult<RangePage>> {
     this.rangeCalls++;
-    return Promise.resolve({ ok: true, value: this.entries.filter((e) => compareStreamIds(e.id, after) > 0).slice(0, count) });
+    await Promise.resolve();
+    this.beforeRange();
+    if (this.failNextRange) {
+      this.failNextRange = false;
+      return { ok: false, error: { code: 'source_unavailable', retryable: true, message: 'connection lost' } };
+    }
+    const entries = this.entries.filter((e) => compareStreamIds(e.id, after) > 0).slice(0, count);
+    return { ok: true, value: { entries, info: this.info(), afterExists: this.entries.some((e) => e.id === after) } };
   }
 
   watch(stream: string, after: StreamId): void {
@@ -91,7 +113,11 @@ class Recorder implements Connection {
   }
 }
 
+const endings: Array<{ code: string }> = [];
+const ended = (error: { code: string }): void => void endings.push(error);
+
 function setup(pageSize = 3) {
+  endings.length = 0;
   const source = new MemorySource();
   const conns: Recorder[] = [];
   const publisher: TopicPublisher = {
@@ -99,7 +125,7 @@ function setup(pageSize = 3) {
     subscriberCount: (topic) => conns.filter((c) => c.topics.has(topic)).length,
   };
   const hub = new StreamHub({ source, publisher, metrics: noHubMetrics, topicPrefix: 't|', catchUpPageSize: pageSize, maxBufferedBytes: 1 << 20, lingerMs: 0 });
-  source.listener = hub.onEntries;
+  source.listener = hub.listener;
   const connect = (): Recorder => {
     const c = new Recorder();
     conns.push(c);
@@ -113,7 +139,7 @@ describe('StreamHub', () => {
     const { source, hub, connect } = setup();
     source.append(5);
     const c = connect();
-    expect(await hub.subscribe(c, 's', 'st', undefined, 0).started).toEqual({ ok: true });
+    expect(await hub.subscribe(c, 's', 'st', undefined, 0, ended).started).toEqual({ ok: true });
     source.append(2);
     source.read();
     expect(c.ops()).toEqual(['subscribed', 'live', 'event', 'event']);
@@ -124,9 +150,9 @@ describe('StreamHub', () => {
     const { source, hub, connect } = setup(3);
     source.append(10);
     const watcher = connect();
-    await hub.subscribe(watcher, 'w', 'st', undefined, 0).started;
+    await hub.subscribe(watcher, 'w', 'st', undefined, 0, ended).started;
     const c = connect();
-    const sub = hub.subscribe(c, 's', 'st', '2-0', 0);
+    const sub = hub.subscribe(c, 's', 'st', '2-0', 0, ended);
     // Entries arrive and are published while the catch-up pages are being read.
     source.append(4);
     source.read();
@@ -142,11 +168,11 @@ describe('StreamHub', () => {
     const { source, hub, connect } = setup();
     source.append(3);
     const first = connect();
-    await hub.subscribe(first, 'a', 'st', undefined, 0).started;
+    await hub.subscribe(first, 'a', 'st', undefined, 0, ended).started;
     // Entries 4–8 exist in storage but this pod's reader has not delivered them yet.
     source.append(5);
     const ahead = connect();
-    await hub.subscribe(ahead, 'b', 'st', '6-0', 0).started;
+    await hub.subscribe(ahead, 'b', 'st', '6-0', 0, ended).started;
     expect(ahead.ops()).toEqual(['subscribed']);
     source.read();
     expect(ahead.seqs()).toEqual([7, 8]);
@@ -157,10 +183,10 @@ describe('StreamHub', () => {
   it('releases a waiting client as soon as the cursor reaches it, even with nothing after it', async () => {
     const { source, hub, connect } = setup();
     source.append(2);
-    await hub.subscribe(connect(), 'a', 'st', undefined, 0).started;
+    await hub.subscribe(connect(), 'a', 'st', undefined, 0, ended).started;
     source.append(2);
     const ahead = connect();
-    await hub.subscribe(ahead, 'b', 'st', '4-0', 0).started;
+    await hub.subscribe(ahead, 'b', 'st', '4-0', 0, ended).started;
     source.read();
     expect(ahead.ops()).toEqual(['subscribed', 'live']);
   });
@@ -168,9 +194,9 @@ describe('StreamHub', () => {
   it('serves concurrent catch-ups of one stream with one walk', async () => {
     const { source, hub, connect } = setup(5);
     source.append(50);
-    await hub.subscribe(connect(), 'w', 'st', undefined, 0).started;
+    await hub.subscribe(connect(), 'w', 'st', undefined, 0, ended).started;
     const clients = Array.from({ length: 20 }, () => connect());
-    const subs = clients.map((c, i) => hub.subscribe(c, 's', 'st', `${i + 1}-0`, 0));
+    const subs = clients.map((c, i) => hub.subscribe(c, 's', 'st', `${i + 1}-0`, 0, ended));
     await Promise.all(subs.map((s) => s.started));
     await untilSettled(() => clients.every((c) => c.ops().includes('live')));
     clients.forEach((c, i) => expect(c.seqs()).toEqual(Array.from({ length: 50 - (i + 1) }, (_, k) => i + 2 + k)));
@@ -178,11 +204,65 @@ describe('StreamHub', () => {
     expect(source.rangeCalls).toBeLessThanOrEqual(12);
   });
 
+  it('ends a catch-up whose history is trimmed under it instead of skipping silently', async () => {
+    const { source, hub, connect } = setup(2);
+    source.append(20);
+    await hub.subscribe(connect(), 'w', 'st', undefined, 0, ended).started;
+    const c = connect();
+    let reads = 0;
+    source.beforeRange = () => {
+      if (++reads === 2) source.trimTo(5);
+    };
+    await hub.subscribe(c, 's', 'st', '1-0', 0, ended).started;
+    await untilSettled(() => endings.length > 0);
+    expect(endings).toEqual([expect.objectContaining({ code: 'history_trimmed' })]);
+    // Entries 2–3 came from the first page; nothing after the trimmed gap was passed off as contiguous.
+    expect(c.seqs()).toEqual([2, 3]);
+    expect(c.ops()).not.toContain('live');
+  });
+
+  it('answers truncated for a trimmed position and then delivers what is retained, once', async () => {
+    const { source, hub, connect } = setup(2);
+    source.append(20);
+    source.trimTo(5);
+    await hub.subscribe(connect(), 'w', 'st', undefined, 0, ended).started;
+    const c = connect();
+    await hub.subscribe(c, 's', 'st', '3-0', 0, ended).started;
+    await untilSettled(() => c.ops().includes('live'));
+    expect(c.frames[0]).toMatchObject({ op: 'subscribed', recovery: 'truncated' });
+    expect(c.seqs()).toEqual([16, 17, 18, 19, 20]);
+    expect(endings).toEqual([]);
+  });
+
+  it('ends a subscriber whose catch-up read fails, so the client can subscribe again', async () => {
+    const { source, hub, connect } = setup();
+    source.append(10);
+    await hub.subscribe(connect(), 'w', 'st', undefined, 0, ended).started;
+    source.failNextRange = true;
+    const c = connect();
+    await hub.subscribe(c, 's', 'st', '1-0', 0, ended).started;
+    await untilSettled(() => endings.length > 0);
+    expect(endings).toEqual([expect.objectContaining({ code: 'stream_unavailable' })]);
+    source.append(1);
+    source.read();
+    expect(c.seqs()).toEqual([]);
+  });
+
+  it('ends every subscriber of a stream whose key stops being a stream', async () => {
+    const { source, hub, connect } = setup();
+    source.append(1);
+    const c = connect();
+    await hub.subscribe(c, 's', 'st', undefined, 0, ended).started;
+    source.listener.failed('st', { code: 'source_wrong_type', retryable: false, message: 'the key is not a stream' });
+    expect(endings).toEqual([expect.objectContaining({ code: 'stream_unavailable' })]);
+    expect(c.topics.size).toBe(0);
+  });
+
   it('sends nothing to a subscriber removed while its start is pending', async () => {
     const { source, hub, connect } = setup();
     source.append(5);
     const c = connect();
-    const sub = hub.subscribe(c, 's', 'st', '1-0', 0);
+    const sub = hub.subscribe(c, 's', 'st', '1-0', 0, ended);
     hub.unsubscribe(sub);
     const result = await sub.started;
     expect(result.ok).toBe(false);

@@ -1,12 +1,12 @@
-import { relayError } from '@streamgate/protocol';
-import type { StreamId, StreamName } from '@streamgate/protocol';
+import { STREAM_START, relayError } from '@streamgate/protocol';
+import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import type { Connection, TopicPublisher } from './Connection.js';
 import type { HubMetrics } from './HubMetrics.js';
 import type { HubSubscriber, StartResult } from './HubSubscriber.js';
 import { StreamChannel } from './StreamChannel.js';
-import type { StreamEntry, StreamSource } from './StreamSource.js';
+import type { SourceError, SourceListener, StreamEntry, StreamSource } from './StreamSource.js';
 import { classifyRecovery } from './classifyRecovery.js';
-import { errorFrameText, subscribedFrameText } from './frameText.js';
+import { subscribedFrameText } from './frameText.js';
 
 export interface StreamHubOptions {
   readonly source: StreamSource;
@@ -31,9 +31,19 @@ export class StreamHub {
 
   constructor(private readonly options: StreamHubOptions) {}
 
-  /** The listener to hand to the source: entries the live reader got, in order. */
-  readonly onEntries = (stream: StreamName, entries: readonly StreamEntry[]): void => {
-    this.channels.get(stream)?.publish(entries);
+  /** The listener to hand to the source. */
+  readonly listener: SourceListener = {
+    entries: (stream: StreamName, entries: readonly StreamEntry[]): void => {
+      this.channels.get(stream)?.publish(entries);
+    },
+    failed: (stream: StreamName, error: SourceError): void => {
+      const channel = this.channels.get(stream);
+      if (channel === undefined) return;
+      this.options.metrics.sourceError('stream');
+      for (const sub of [...channel.subscribers]) this.endSubscriber(sub, relayError('stream_unavailable', error.message));
+      channel.stop();
+      this.channels.delete(stream);
+    },
   };
 
   get streamCount(): number {
@@ -44,11 +54,18 @@ export class StreamHub {
     return this.options.source.healthy;
   }
 
-  subscribe(conn: Connection, sid: string, stream: StreamName, from: StreamId | undefined, exp: number): HubSubscriber {
+  subscribe(
+    conn: Connection,
+    sid: string,
+    stream: StreamName,
+    from: StreamId | undefined,
+    exp: number,
+    onEnded: (error: RelayError) => void,
+  ): HubSubscriber {
     const channel = this.channelFor(stream);
     let settle: (result: StartResult) => void = () => undefined;
     const started = new Promise<StartResult>((resolve) => (settle = resolve));
-    const sub: HubSubscriber = { conn, sid, stream, position: '0-0', phase: 'pending', exp, started };
+    const sub: HubSubscriber = { conn, sid, stream, position: from ?? STREAM_START, phase: 'pending', acknowledgedGap: null, exp, started, onEnded };
     channel.subscribers.add(sub);
     void this.start(channel, sub, from).then(settle);
     return sub;
@@ -94,6 +111,7 @@ export class StreamHub {
     }
     if (isGone(sub)) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
     const decision = classifyRecovery(from, inspected.value.info, inspected.value.probeExists);
+    if (decision.recovery === 'truncated' || decision.recovery === 'reset') sub.acknowledgedGap = decision.after;
     this.options.metrics.recovery(decision.recovery);
     sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
     channel.place(sub, decision.after);
@@ -110,12 +128,11 @@ export class StreamHub {
     return { ok: false, error: relayError('stream_unavailable', `stream cannot be read: ${message}`) };
   }
 
-  /** A catch-up read failed: the subscriber is told, removed, and may subscribe again. */
-  private readonly failSubscriber = (sub: HubSubscriber, message: string): void => {
+  /** Removes a started subscriber and tells its owner why; the client may subscribe again. */
+  private readonly endSubscriber = (sub: HubSubscriber, error: RelayError): void => {
     if (sub.phase === 'gone') return;
-    const error = relayError('stream_unavailable', `stream cannot be read: ${message}`);
-    if (!sub.conn.closed) sub.conn.send(errorFrameText(error.code, error.retryable, error.message, sub.sid));
     this.unsubscribe(sub);
+    sub.onEnded(error);
   };
 
   private channelFor(stream: StreamName): StreamChannel {
@@ -129,7 +146,7 @@ export class StreamHub {
         topic: o.topicPrefix + stream,
         catchUpPageSize: o.catchUpPageSize,
         maxBufferedBytes: o.maxBufferedBytes,
-        onFail: this.failSubscriber,
+        onEnd: this.endSubscriber,
       });
       this.channels.set(stream, channel);
     } else if (channel.lingerTimer !== null) {

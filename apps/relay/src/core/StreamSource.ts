@@ -15,6 +15,12 @@ export interface StreamInfo {
   readonly maxDeletedEntryId: StreamId;
 }
 
+export interface RangePage {
+  readonly entries: StreamEntry[];
+  readonly info: StreamInfo | null;
+  readonly afterExists: boolean;
+}
+
 export type SourceError = { code: 'source_unavailable' | 'source_wrong_type'; retryable: boolean; message: string };
 export type SourceResult<T> = { ok: true; value: T } | { ok: false; error: SourceError };
 
@@ -28,8 +34,12 @@ export interface StreamSource {
    * whether an entry with that id is still stored. One round trip.
    */
   inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>>;
-  /** Entries with id strictly greater than `after`, oldest first, at most `count`. */
-  range(stream: StreamName, after: StreamId, count: number): Promise<SourceResult<StreamEntry[]>>;
+  /**
+   * Entries with id strictly greater than `after`, oldest first, at most `count`, read in one
+   * round trip with the stream's metadata and whether `after` itself is still stored, so that a
+   * catch-up can tell a contiguous page from one whose head was trimmed away meanwhile.
+   */
+  range(stream: StreamName, after: StreamId, count: number): Promise<SourceResult<RangePage>>;
   /**
    * Starts delivering entries with id greater than `after` to the listener given at
    * construction, in order, without gaps, until `unwatch`. One read per entry, whatever the
@@ -42,4 +52,10 @@ export interface StreamSource {
   close(): Promise<void>;
 }
 
-export type EntriesListener = (stream: StreamName, entries: readonly StreamEntry[]) => void;
+/** What a source reports to the hub from its live reads. */
+export interface SourceListener {
+  /** New entries of a watched stream, in order, each exactly once. */
+  entries(stream: StreamName, entries: readonly StreamEntry[]): void;
+  /** A watched stream can no longer be read (its key holds another type); it is unwatched. */
+  failed(stream: StreamName, error: SourceError): void;
+}

@@ -1,15 +1,21 @@
 import type { Redis } from 'ioredis';
 import { compareStreamIds } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
-import type { EntriesListener } from '../core/StreamSource.js';
+import type { StreamEntry } from '../core/StreamSource.js';
 import { parseXread } from './parseReplies.js';
 import { backoffDelay } from './backoffDelay.js';
 
 export interface BatchReaderOptions {
+  /** A connection of its own, created with `autoResendUnfulfilledCommands: false`. */
   readonly connection: Redis;
   /** Issues CLIENT UNBLOCK for this reader's connection; runs on another connection. */
   readonly unblock: (clientId: number) => Promise<boolean>;
-  readonly onEntries: EntriesListener;
+  readonly onEntries: (stream: StreamName, entries: readonly StreamEntry[]) => void;
+  /**
+   * The whole batch was refused because a key holds another type; returns the keys to drop
+   * (after telling their subscribers). One bad key must not stop every stream on the reader.
+   */
+  readonly onWrongType: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
   readonly blockMs: number;
   readonly count: number;
   readonly onError: (error: Error) => void;
@@ -23,15 +29,23 @@ export interface BatchReaderOptions {
  */
 export class RedisBatchReader {
   private readonly cursors = new Map<StreamName, StreamId>();
+  /** This connection's CLIENT ID; null until known, and again after every reconnect. */
   private clientId: number | null = null;
   private inFlight = false;
   private dirty = false;
+  private unblocking = false;
   private running = true;
   private idleWake: (() => void) | null = null;
   private failures = 0;
 
+  /** Rejects the read in flight; ioredis never settles a command lost with its connection. */
+  private abortRead: ((error: Error) => void) | null = null;
+
   constructor(private readonly options: BatchReaderOptions) {
-    options.connection.on('ready', () => void this.learnClientId());
+    options.connection.on('close', () => {
+      this.clientId = null;
+      this.abortRead?.(new Error('reader connection closed during XREAD'));
+    });
     void this.loop();
   }
 
@@ -39,8 +53,8 @@ export class RedisBatchReader {
     return this.cursors.size;
   }
 
-  has(stream: StreamName): boolean {
-    return this.cursors.has(stream);
+  get ready(): boolean {
+    return this.options.connection.status === 'ready';
   }
 
   add(stream: StreamName, after: StreamId): void {
@@ -60,32 +74,29 @@ export class RedisBatchReader {
     await Promise.resolve();
   }
 
-  private async learnClientId(): Promise<void> {
-    try {
-      const id = await this.options.connection.call('CLIENT', ['ID']);
-      this.clientId = typeof id === 'number' ? id : Number(id);
-    } catch (error) {
-      this.options.onError(error as Error);
-    }
-  }
-
   private wake(): void {
     this.dirty = true;
     if (this.idleWake !== null) {
       this.idleWake();
       return;
     }
-    if (this.inFlight) void this.unblockInFlight();
+    // One unblocker at a time: a burst of new streams (a resume storm) restarts the read once.
+    if (this.inFlight && !this.unblocking) void this.unblockInFlight();
   }
 
   /**
-   * CLIENT UNBLOCK answers 0 when the XREAD was sent but not yet blocked in Redis; retry
+   * CLIENT UNBLOCK answers 0 when the XREAD was sent but is not yet blocked in Redis; retry
    * briefly until it lands or the read returns by itself.
    */
   private async unblockInFlight(): Promise<void> {
-    for (let attempt = 0; attempt < 50 && this.inFlight && this.dirty && this.running; attempt++) {
-      if (this.clientId !== null && (await this.options.unblock(this.clientId))) return;
-      await new Promise((resolve) => setTimeout(resolve, 2));
+    this.unblocking = true;
+    try {
+      for (let attempt = 0; attempt < 50 && this.inFlight && this.dirty && this.running; attempt++) {
+        if (this.clientId !== null && (await this.options.unblock(this.clientId))) return;
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    } finally {
+      this.unblocking = false;
     }
   }
 
@@ -99,39 +110,46 @@ export class RedisBatchReader {
       this.dirty = false;
       const keys = [...this.cursors.keys()];
       const ids = keys.map((k) => this.cursors.get(k) as StreamId);
-      this.inFlight = true;
       try {
-        const reply = await this.options.connection.call('XREAD', [
-          'COUNT',
-          this.options.count,
-          'BLOCK',
-          this.options.blockMs,
-          'STREAMS',
-          ...keys,
-          ...ids,
-        ]);
+        // Learn the id before blocking: it is what CLIENT UNBLOCK needs to wake this read.
+        if (this.clientId === null) this.clientId = Number(await this.options.connection.call('CLIENT', ['ID']));
+        this.inFlight = true;
+        const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
+        const read = this.options.connection.call('XREAD', ['COUNT', this.options.count, 'BLOCK', this.options.blockMs, 'STREAMS', ...keys, ...ids]);
+        const reply = await Promise.race([read, lost]);
+        this.abortRead = null;
         this.inFlight = false;
         this.failures = 0;
         this.options.onRead();
-        for (const [stream, entries] of parseXread(reply)) {
-          const last = entries[entries.length - 1];
-          // A stream removed (or re-added with another cursor) while the read was out is skipped.
-          const current = this.cursors.get(stream);
-          if (last === undefined || current === undefined) continue;
-          if (compareStreamIds(last.id, current) > 0) this.cursors.set(stream, last.id);
-          try {
-            this.options.onEntries(stream, entries);
-          } catch (error) {
-            // The cursor has moved on: a throwing listener must be loud, never a silent gap.
-            this.options.onError(error as Error);
-          }
-        }
+        this.deliver(parseXread(reply));
       } catch (error) {
+        this.abortRead = null;
         this.inFlight = false;
         if (!this.running) return;
         this.options.onError(error as Error);
+        if (error instanceof Error && /WRONGTYPE/.test(error.message)) {
+          const dropped = await this.options.onWrongType(keys);
+          for (const key of dropped) this.cursors.delete(key);
+          if (dropped.length > 0) continue;
+        }
         this.failures++;
         await new Promise((resolve) => setTimeout(resolve, backoffDelay(this.failures, 50, 5_000)));
+      }
+    }
+  }
+
+  private deliver(batches: Array<[string, StreamEntry[]]>): void {
+    for (const [stream, entries] of batches) {
+      const last = entries[entries.length - 1];
+      const current = this.cursors.get(stream);
+      // A stream removed while the read was out is skipped.
+      if (last === undefined || current === undefined) continue;
+      if (compareStreamIds(last.id, current) > 0) this.cursors.set(stream, last.id);
+      try {
+        this.options.onEntries(stream, entries);
+      } catch (error) {
+        // The cursor has moved on: a throwing listener must be loud, never a silent gap.
+        this.options.onError(error as Error);
       }
     }
   }

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
-import type { EntriesListener, SourceError, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
+import type { RangePage, SourceError, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
 import { parseEntries, parseXinfo } from './parseReplies.js';
 
@@ -13,11 +13,13 @@ export interface RedisSourceOptions {
   readonly blockMs: number;
   readonly readCount: number;
   readonly maxStreamsPerReader: number;
-  readonly onEntries: EntriesListener;
+  readonly listener: SourceListener;
   readonly onError: (operation: string, error: Error) => void;
   readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo') => void;
   readonly connectionName: string;
 }
+
+type PipelineReply = [Error | null, unknown];
 
 /**
  * StreamSource over one Redis instance: one command connection (XINFO, XRANGE, CLIENT UNBLOCK)
@@ -35,7 +37,7 @@ export class RedisStreamSource implements StreamSource {
   }
 
   get healthy(): boolean {
-    return this.command.status === 'ready';
+    return this.command.status === 'ready' && this.readers.every((r) => r.ready);
   }
 
   async inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
@@ -43,33 +45,33 @@ export class RedisStreamSource implements StreamSource {
       const pipeline = this.command.pipeline();
       pipeline.call('XINFO', ['STREAM', stream]);
       if (probe !== undefined) pipeline.call('XRANGE', [stream, probe, probe, 'COUNT', 1]);
-      const replies = (await pipeline.exec()) ?? [];
+      const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
       this.options.onRead('xinfo');
-      const [infoErr, infoReply] = replies[0] ?? [new Error('no reply'), null];
-      let info: StreamInfo | null = null;
-      if (infoErr !== null) {
-        if (/no such key/i.test(infoErr.message)) info = null;
-        else return { ok: false, error: this.classify(infoErr) };
-      } else {
-        info = parseXinfo(infoReply);
-      }
-      let probeExists = false;
-      if (probe !== undefined) {
-        const [rangeErr, rangeReply] = replies[1] ?? [new Error('no reply'), null];
-        if (rangeErr !== null) return { ok: false, error: this.classify(rangeErr) };
-        probeExists = parseEntries(rangeReply).length > 0;
-      }
-      return { ok: true, value: { info, probeExists } };
+      const info = this.info(replies[0]);
+      if (!info.ok) return info;
+      const probeExists = probe === undefined ? { ok: true as const, value: false } : this.exists(replies[1]);
+      if (!probeExists.ok) return probeExists;
+      return { ok: true, value: { info: info.value, probeExists: probeExists.value } };
     } catch (error) {
       return { ok: false, error: this.classify(error as Error) };
     }
   }
 
-  async range(stream: StreamName, after: StreamId, count: number): Promise<SourceResult<ReturnType<typeof parseEntries>>> {
+  async range(stream: StreamName, after: StreamId, count: number): Promise<SourceResult<RangePage>> {
     try {
-      const reply = await this.command.call('XRANGE', [stream, `(${after}`, '+', 'COUNT', count]);
+      const pipeline = this.command.pipeline();
+      pipeline.call('XINFO', ['STREAM', stream]);
+      pipeline.call('XRANGE', [stream, after, after, 'COUNT', 1]);
+      pipeline.call('XRANGE', [stream, `(${after}`, '+', 'COUNT', count]);
+      const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
       this.options.onRead('xrange');
-      return { ok: true, value: parseEntries(reply) };
+      const info = this.info(replies[0]);
+      if (!info.ok) return info;
+      const afterExists = this.exists(replies[1]);
+      if (!afterExists.ok) return afterExists;
+      const [pageErr, pageReply] = replies[2] ?? [new Error('no reply'), null];
+      if (pageErr !== null) return { ok: false, error: this.classify(pageErr) };
+      return { ok: true, value: { entries: parseEntries(pageReply), info: info.value, afterExists: afterExists.value } };
     } catch (error) {
       return { ok: false, error: this.classify(error as Error) };
     }
@@ -100,10 +102,45 @@ export class RedisStreamSource implements StreamSource {
     this.command.disconnect();
   }
 
+  private info(reply: PipelineReply | undefined): SourceResult<StreamInfo | null> {
+    const [err, value] = reply ?? [new Error('no reply'), null];
+    if (err === null) return { ok: true, value: parseXinfo(value) };
+    if (/no such key/i.test(err.message)) return { ok: true, value: null };
+    return { ok: false, error: this.classify(err) };
+  }
+
+  private exists(reply: PipelineReply | undefined): SourceResult<boolean> {
+    const [err, value] = reply ?? [new Error('no reply'), null];
+    if (err !== null) return { ok: false, error: this.classify(err) };
+    return { ok: true, value: parseEntries(value).length > 0 };
+  }
+
+  /** Finds the keys that made a batched XREAD fail with WRONGTYPE and takes them out of reading. */
+  private readonly dropWrongTypes = async (keys: readonly StreamName[]): Promise<readonly StreamName[]> => {
+    try {
+      const pipeline = this.command.pipeline();
+      for (const key of keys) pipeline.call('TYPE', [key]);
+      const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
+      const bad = keys.filter((_, i) => {
+        const type = replies[i]?.[1];
+        return typeof type === 'string' && type !== 'stream' && type !== 'none';
+      });
+      for (const stream of bad) {
+        this.readerOf.delete(stream);
+        this.options.listener.failed(stream, { code: 'source_wrong_type', retryable: false, message: 'the key is not a stream' });
+      }
+      return bad;
+    } catch (error) {
+      this.options.onError('type', error as Error);
+      return [];
+    }
+  };
+
   private newReader(): RedisBatchReader {
     const index = this.readers.length;
-    // A blocked XREAD must wait as long as it likes; reconnects resend it with the same ids.
-    const connection = this.connect(`read${index}`, { maxRetriesPerRequest: null });
+    // A blocked XREAD must wait as long as it likes. It is not resent after a reconnect: the
+    // loop re-issues it with the same explicit ids once it knows the new CLIENT ID.
+    const connection = this.connect(`read${index}`, { maxRetriesPerRequest: null, autoResendUnfulfilledCommands: false });
     connection.on('error', (error: Error) => this.options.onError('connection', error));
     return new RedisBatchReader({
       connection,
@@ -115,7 +152,8 @@ export class RedisStreamSource implements StreamSource {
           return false;
         }
       },
-      onEntries: this.options.onEntries,
+      onEntries: (stream, entries) => this.options.listener.entries(stream, entries),
+      onWrongType: this.dropWrongTypes,
       blockMs: this.options.blockMs,
       count: this.options.readCount,
       onError: (error) => this.options.onError('xread', error),
