@@ -1,24 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
-import { RelayClient } from './RelayClient.js';
-import { recordingLogger, ScriptedRelay, tokenFor, waitFor } from './testing/scriptedRelay.js';
+import { describe, expect, it } from 'vitest';
+import { expSoon, scriptedFixtures, STREAM } from './testing/scriptedClient.js';
+import type { Tick } from './testing/scriptedClient.js';
+import { tokenFor, waitFor } from './testing/scriptedRelay.js';
 import type { RecoveryInfo, SubscriptionError, SubscriptionState } from './types.js';
 
-type Tick = { n: number };
-const STREAM = 'demo:ticks';
-const exp = () => Math.floor(Date.now() / 1000) + 600;
-
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function setup(): Promise<{ r: ScriptedRelay; c: RelayClient }> {
-  const r = await ScriptedRelay.start();
-  const c = new RelayClient({ urls: [r.url], WebSocket, logger: recordingLogger(), backoff: { baseMs: 10, maxMs: 50 } });
-  cleanups.push(() => r.close(), () => c.close());
-  return { r, c };
-}
+const exp = expSoon;
+const { setup } = scriptedFixtures();
 
 describe('RelayClient stream routing', () => {
   it('multiplexes two app subscriptions to one stream onto one relay subscription', async () => {

@@ -1,30 +1,11 @@
-import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { WebSocket } from 'ws';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { StreamId } from '@streamgate/protocol';
-import { RelayClient } from './RelayClient.js';
-import type { RelayClientOptions } from './RelayClient.js';
-import { recordingLogger, ScriptedRelay, tokenFor, waitFor } from './testing/scriptedRelay.js';
+import { scriptedFixtures, STREAM } from './testing/scriptedClient.js';
+import type { Tick } from './testing/scriptedClient.js';
+import { tokenFor, waitFor } from './testing/scriptedRelay.js';
 import type { SubscriptionState } from './types.js';
 
-type Tick = { n: number };
-const STREAM = 'demo:ticks';
-
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function relay(): Promise<ScriptedRelay> {
-  const r = await ScriptedRelay.start();
-  cleanups.push(() => r.close());
-  return r;
-}
-
-function client(urls: string[], extra: Partial<RelayClientOptions> = {}): RelayClient {
-  const c = new RelayClient({ urls, WebSocket, logger: recordingLogger(), backoff: { baseMs: 10, maxMs: 50 }, ...extra });
-  cleanups.push(() => c.close());
-  return c;
-}
+const { relay, client } = scriptedFixtures();
 
 function subscribed(position: StreamId, recovery: 'fresh' | 'recovered' | 'truncated' | 'reset', sid: string) {
   return { op: 'subscribed', sid, stream: STREAM, recovery, position, exp: Math.floor(Date.now() / 1000) + 600 } as const;
