@@ -33,7 +33,7 @@ export class RelayMetrics {
   });
   readonly frameErrors = new Counter({
     name: 'streamgate_relay_frame_errors_total',
-    help: 'Client frames answered with an error, by code',
+    help: 'Error frames sent to clients, by code (token refusals are also in auth_failures_total)',
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
