@@ -16,3 +16,4 @@ export type { WaitForOptions } from './waitFor.js';
 export { DeadlineError, withDeadline } from './withDeadline.js';
 export { spawnAuth, spawnRelay } from './spawnApps.js';
 export type { AppProcess, AuthProcessOptions, RelayProcess, RelayProcessOptions } from './spawnApps.js';
+export { isProcessGone } from './isProcessGone.js';

@@ -3,17 +3,10 @@ import { readListeningPort } from './readListeningPort.js';
 import { ServiceError, spawnService } from './spawnService.js';
 import { spawnTsEntry } from './spawnTsEntry.js';
 import { waitFor } from './waitFor.js';
+import { isProcessGone } from './isProcessGone.js';
 
 const node = (script: string) => ({ command: process.execPath, args: ['-e', script] });
 
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 describe('spawnService', () => {
   it('surfaces the output of a process that dies before it is ready', async () => {
@@ -67,7 +60,7 @@ describe('spawnService', () => {
     const status = await service.stop();
     expect(status).toEqual({ code: 0, signal: null });
     expect(service.lines).toContain('bye');
-    expect(isGone(service.pid)).toBe(true);
+    expect(isProcessGone(service.pid)).toBe(true);
   });
 
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {
@@ -104,10 +97,10 @@ describe('parent death', () => {
     });
     const line = await middle.waitForLine(/^sleeper \d+$/);
     const sleeperPid = Number(line.split(' ')[1]);
-    expect(isGone(sleeperPid)).toBe(false);
+    expect(isProcessGone(sleeperPid)).toBe(false);
     middle.signal('SIGKILL');
     await middle.exited;
-    await waitFor(() => isGone(sleeperPid), { timeoutMs: 5_000, message: 'sleeper killed with its parent' });
+    await waitFor(() => isProcessGone(sleeperPid), { timeoutMs: 5_000, message: 'sleeper killed with its parent' });
   });
 });
 

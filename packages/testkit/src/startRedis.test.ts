@@ -2,15 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { redisPing } from './redisPing.js';
 import { startRedis } from './startRedis.js';
 import { waitFor } from './waitFor.js';
+import { isProcessGone } from './isProcessGone.js';
 
-function isGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 describe('startRedis', () => {
   it('starts a private server and stops it', async () => {
@@ -24,7 +17,7 @@ describe('startRedis', () => {
     await client.xadd('s', '*', 'data', '{"n":1}');
     expect(await client.xlen('s')).toBe(1);
     await redis.stop();
-    expect(isGone(pid ?? -1)).toBe(true);
+    expect(isProcessGone(pid ?? -1)).toBe(true);
     expect(await redisPing(redis.port)).toBe(false);
     expect(client.status).toBe('end');
   });

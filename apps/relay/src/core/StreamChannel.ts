@@ -123,13 +123,15 @@ export class StreamChannel implements CatchUpHost {
     if (!this.isReady) return;
     const { publisher, metrics, topic } = this.options;
     let delivered = 0;
+    // The topic's size only changes here when waiting subscribers join; look it up once otherwise.
+    let reach = publisher.subscriberCount(topic);
     for (const entry of entries) {
       if (compareStreamIds(entry.id, this.cursor) <= 0) continue;
-      if (this.waiting.length > 0) this.releaseWaiting(entry.id);
+      if (this.waiting.length > 0 && this.releaseWaiting(entry.id)) reach = publisher.subscriberCount(topic);
       const frame = eventFrameText(this.streamJson, entry);
       if (frame.malformed) metrics.malformedEntry();
       publisher.publish(topic, frame.text);
-      delivered += publisher.subscriberCount(topic);
+      delivered += reach;
       this.cursor = entry.id;
     }
     // A waiting subscriber whose position the cursor has now reached holds everything: it goes
@@ -139,15 +141,19 @@ export class StreamChannel implements CatchUpHost {
   }
 
   /** Subscribers ahead of the cursor join just before the first entry after their position. */
-  private releaseWaiting(id: StreamId, inclusive = false): void {
+  /** Returns whether any subscriber joined the topic. */
+  private releaseWaiting(id: StreamId, inclusive = false): boolean {
+    let released = false;
     for (let i = this.waiting.length - 1; i >= 0; i--) {
       const sub = this.waiting[i] as HubSubscriber;
       const cmp = compareStreamIds(sub.position, id);
       if (cmp < 0 || (inclusive && cmp === 0)) {
         this.waiting.splice(i, 1);
         this.promote(sub);
+        released = true;
       }
     }
+    return released;
   }
 
   stop(): void {
