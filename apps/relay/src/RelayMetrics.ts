@@ -48,6 +48,12 @@ export class RelayMetrics {
     help: 'Sockets closed because their send buffer passed the limit',
     registers: [this.registry],
   });
+  readonly limitBreaches = new Counter({
+    name: 'streamgate_relay_limit_breaches_total',
+    help: 'Limit breaches by limit: frame_size, subscriptions, connections, connection_rate, pending_catchup (paused, not cut)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
   readonly refreshes = new Counter({
     name: 'streamgate_relay_token_refreshes_total',
     help: 'Token refresh outcomes',
@@ -70,6 +76,7 @@ export class RelayMetrics {
     malformedEntry: () => this.malformedEntries.inc(),
     catchUpPage: () => this.catchUpPages.inc(),
     slowConsumerCut: () => this.slowConsumerCuts.inc(),
+    catchUpPaused: () => this.limitBreaches.inc({ limit: 'pending_catchup' }),
     sourceError: (operation) => this.redisErrors.inc({ operation }),
     recovery: (recovery) => this.recoveries.inc({ recovery }),
   };

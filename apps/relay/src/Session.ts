@@ -66,6 +66,7 @@ export class Session {
 
   onText(text: string, byteLength: number): void {
     if (byteLength > this.deps.maxFrameBytes) {
+      this.deps.metrics.limitBreaches.inc({ limit: 'frame_size' });
       this.reject(relayError('frame_too_large', `frame of ${byteLength} bytes exceeds the limit of ${this.deps.maxFrameBytes}`));
       return;
     }
@@ -124,6 +125,7 @@ export class Session {
     const { sid } = frame;
     if (this.subs.has(sid)) return this.reject(relayError('duplicate_subscription', `subscription ${sid} already exists on this socket`), sid);
     if (this.subs.size >= this.deps.maxSubscriptions) {
+      this.deps.metrics.limitBreaches.inc({ limit: 'subscriptions' });
       return this.reject(relayError('too_many_subscriptions', `at most ${this.deps.maxSubscriptions} subscriptions per socket`), sid);
     }
     const pending: SessionSub = { state: 'authorizing', sid };

@@ -46,6 +46,10 @@ export const relayConfigSchema = z
     RELAY_MAX_FRAME_BYTES: int(16 * 1024, 512, 1024 * 1024),
     RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: int(100, 1, 10_000),
     RELAY_MAX_BACKPRESSURE_BYTES: int(1024 * 1024, 16 * 1024, 256 * 1024 * 1024),
+    RELAY_MAX_PENDING_CATCHUP_BYTES: int(256 * 1024, 4 * 1024, 256 * 1024 * 1024),
+    RELAY_SLOW_CONSUMER_CHECK_MS: int(100, 10, 10_000),
+    RELAY_MAX_CONNECTIONS: int(50_000, 1, 10_000_000),
+    RELAY_MAX_CONNECTIONS_PER_SECOND: int(1_000, 1, 1_000_000),
     RELAY_CATCHUP_PAGE_SIZE: int(500, 1, 10_000),
     RELAY_XREAD_BLOCK_MS: int(5_000, 10, 60_000),
     RELAY_XREAD_COUNT: int(1_000, 1, 100_000),
@@ -57,6 +61,13 @@ export const relayConfigSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
+    if (env.RELAY_MAX_PENDING_CATCHUP_BYTES > env.RELAY_MAX_BACKPRESSURE_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['RELAY_MAX_PENDING_CATCHUP_BYTES'],
+        message: `must not exceed RELAY_MAX_BACKPRESSURE_BYTES (${env.RELAY_MAX_BACKPRESSURE_BYTES}): catch-up pauses below the cut, not above it`,
+      });
+    }
     if ((env.RELAY_JWKS_URL === undefined) === (env.RELAY_JWKS_FILE === undefined)) {
       ctx.addIssue({
         code: 'custom',

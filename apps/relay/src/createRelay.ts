@@ -8,6 +8,9 @@ import { createKeySource } from './auth/createKeySource.js';
 import type { TopicPublisher } from './core/Connection.js';
 import { StreamHub } from './core/StreamHub.js';
 import { startUwsServer } from './edge/startUwsServer.js';
+import type { SocketHandlers } from './edge/startUwsServer.js';
+import { AdmissionControl } from './limits/AdmissionControl.js';
+import { SlowConsumerGuard } from './limits/SlowConsumerGuard.js';
 import { RedisStreamSource } from './redis/RedisStreamSource.js';
 
 export interface Relay {
@@ -74,6 +77,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       topicPrefix: `${hubs.size}|`,
       catchUpPageSize: config.RELAY_CATCHUP_PAGE_SIZE,
       maxBufferedBytes: config.RELAY_MAX_BACKPRESSURE_BYTES,
+      maxPendingCatchUpBytes: config.RELAY_MAX_PENDING_CATCHUP_BYTES,
       lingerMs: config.RELAY_STREAM_LINGER_MS,
     });
     hubs.set(target, hub);
@@ -85,15 +89,37 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     return hub;
   };
 
+  const admission = new AdmissionControl({
+    maxConnections: config.RELAY_MAX_CONNECTIONS,
+    maxConnectionsPerSecond: config.RELAY_MAX_CONNECTIONS_PER_SECOND,
+  });
+  const slowConsumers = new SlowConsumerGuard({
+    maxBufferedBytes: config.RELAY_MAX_BACKPRESSURE_BYTES,
+    checkIntervalMs: config.RELAY_SLOW_CONSUMER_CHECK_MS,
+    onCut: (buffered) => {
+      metrics.slowConsumerCuts.inc();
+      log.debug({ buffered }, 'slow consumer cut');
+    },
+  });
+  const refused: SocketHandlers = { onText: () => undefined, onBinary: () => undefined, onClose: () => undefined };
+
   const isReady = (): boolean => keys.loaded() && [...hubs.values()].every((h) => h.healthy);
   const server = await startUwsServer({
     host: config.RELAY_HOST,
     port: config.RELAY_PORT,
     hardMaxPayloadBytes: config.RELAY_MAX_FRAME_BYTES * 4,
-    maxBackpressureBytes: config.RELAY_MAX_BACKPRESSURE_BYTES,
+    // uWS's own cut (no close frame) is only the backstop behind the guard's 4001.
+    maxBackpressureBytes: config.RELAY_MAX_BACKPRESSURE_BYTES * 4,
     idleTimeoutSeconds: config.RELAY_IDLE_TIMEOUT_SECONDS,
     allowFallback: config.RELAY_ALLOW_UWS_FALLBACK,
     onOpen: (conn) => {
+      const admitted = admission.admit();
+      if (!admitted.ok) {
+        metrics.limitBreaches.inc({ limit: admitted.limit });
+        conn.close(admitted.code, admitted.reason);
+        return refused;
+      }
+      slowConsumers.add(conn);
       const session = new Session(conn, {
         verifier,
         hubFor,
@@ -105,7 +131,15 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         log,
       });
       session.open();
-      return session;
+      return {
+        onText: (text, bytes) => session.onText(text, bytes),
+        onBinary: () => session.onBinary(),
+        onClose: () => {
+          admission.release();
+          slowConsumers.delete(conn);
+          session.onClose();
+        },
+      };
     },
     http: {
       '/healthz': () => ({ status: 200, contentType: 'text/plain', body: 'ok' }),
@@ -128,6 +162,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     redisConnectionCount: () => sources.reduce((n, s) => n + s.connectionCount, 0),
     close: async () => {
       server.close(CloseCode.drainReconnect, 'relay shutting down');
+      slowConsumers.close();
       keys.close();
       await Promise.all([...hubs.values()].map((h) => h.close()));
     },

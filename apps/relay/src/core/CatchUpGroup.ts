@@ -12,6 +12,8 @@ export interface CatchUpHost {
   readonly metrics: HubMetrics;
   readonly pageSize: number;
   readonly maxBufferedBytes: number;
+  /** A member whose socket holds more than this is not sent further pages until it drains. */
+  readonly maxPendingCatchUpBytes: number;
   readonly stream: StreamName;
   readonly streamJson: string;
   /** Last id published live on this pod, read after every await. */
@@ -56,24 +58,56 @@ export class CatchUpGroup {
   private async run(): Promise<void> {
     this.running = true;
     try {
-      while (this.members.size > 0) await this.step();
+      while (this.members.size > 0) {
+        if (!(await this.step())) await pause(PACING_POLL_MS);
+      }
     } finally {
       this.running = false;
     }
   }
 
-  private async step(): Promise<void> {
+  /** Members whose socket can take more now; the rest wait, still catching up. */
+  private ready(): HubSubscriber[] {
+    const out: HubSubscriber[] = [];
+    for (const sub of this.members) {
+      if (sub.conn.closed) this.members.delete(sub);
+      else if (sub.conn.bufferedAmount() > this.host.maxBufferedBytes) this.cut(sub);
+      else if (sub.conn.bufferedAmount() <= this.host.maxPendingCatchUpBytes) out.push(sub);
+      else if (!sub.catchUpPaused) {
+        sub.catchUpPaused = true;
+        this.host.metrics.catchUpPaused();
+      }
+    }
+    return out;
+  }
+
+  private cut(sub: HubSubscriber): void {
+    this.members.delete(sub);
+    this.host.metrics.slowConsumerCut();
+    sub.conn.close(CloseCode.slowConsumer, 'slow consumer: resume from your last id');
+  }
+
+  /**
+   * One page for the members that can take it. Returns false when every member was paused, so
+   * the loop waits for sockets to drain: a resume from far back is paced to the client's reading
+   * speed instead of piling the whole history into the pod's memory.
+   */
+  private async step(): Promise<boolean> {
     const host = this.host;
+    const ready = this.ready();
     let lo: StreamId | null = null;
-    for (const sub of this.members) if (lo === null || compareStreamIds(sub.position, lo) < 0) lo = sub.position;
-    if (lo === null) return;
+    for (const sub of ready) {
+      sub.catchUpPaused = false;
+      if (lo === null || compareStreamIds(sub.position, lo) < 0) lo = sub.position;
+    }
+    if (lo === null) return this.members.size === 0;
     const cursorBefore = host.liveCursor();
     const result = await host.source.range(host.stream, lo, host.pageSize);
     if (!result.ok) {
       host.metrics.sourceError('xrange');
       const error = relayError('stream_unavailable', `stream cannot be read: ${result.error.message}`);
       for (const sub of [...this.members]) this.endMember(sub, error);
-      return;
+      return true;
     }
     host.metrics.catchUpPage();
     // MAXLEN trimming may have eaten the head of the history while we paged through it; XRANGE
@@ -90,13 +124,13 @@ export class CatchUpGroup {
         else this.endMember(sub, error);
       }
       // Members told of this gap already take the page as it is; the rest go on next step.
-      if (!acknowledged) return;
+      if (!acknowledged) return true;
     }
     const page = result.value.entries;
     const cursor = host.liveCursor();
     // Only subscribers at or after `lo` get this page: the page is contiguous after `lo`, so
     // a subscriber behind it (it joined during the read) would see a hole. It is served next step.
-    const aligned = [...this.members].filter((sub) => compareStreamIds(sub.position, lo) >= 0);
+    const aligned = ready.filter((sub) => this.members.has(sub) && compareStreamIds(sub.position, lo) >= 0);
 
     const texts: { id: StreamId; text: string }[] = [];
     let beyondCursor = false;
@@ -139,9 +173,7 @@ export class CatchUpGroup {
         continue;
       }
       if (sub.conn.bufferedAmount() > host.maxBufferedBytes) {
-        this.members.delete(sub);
-        host.metrics.slowConsumerCut();
-        sub.conn.close(CloseCode.slowConsumer, 'slow consumer: resume from your last id');
+        this.cut(sub);
         continue;
       }
       if (covered || compareStreamIds(sub.position, cursor) >= 0) {
@@ -149,5 +181,13 @@ export class CatchUpGroup {
         host.promote(sub);
       }
     }
+    return true;
   }
+}
+
+/** How often a catch-up whose members are all paused looks at their sockets again. */
+const PACING_POLL_MS = 10;
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

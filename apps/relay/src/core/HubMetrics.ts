@@ -6,6 +6,8 @@ export interface HubMetrics {
   malformedEntry(): void;
   catchUpPage(): void;
   slowConsumerCut(): void;
+  /** A catching-up subscriber's pending bytes passed the pacing limit; it waits to drain. */
+  catchUpPaused(): void;
   sourceError(operation: string): void;
   recovery(outcome: Recovery): void;
 }
@@ -15,6 +17,7 @@ export const noHubMetrics: HubMetrics = {
   malformedEntry: () => undefined,
   catchUpPage: () => undefined,
   slowConsumerCut: () => undefined,
+  catchUpPaused: () => undefined,
   sourceError: () => undefined,
   recovery: () => undefined,
 };

@@ -27,6 +27,8 @@ export interface HubSubscriber {
    */
   acknowledgedGap: StreamId | null;
   exp: number;
+  /** Set while catch-up holds back pages because its socket is still sending earlier ones. */
+  catchUpPaused: boolean;
   /** Settles once the subscriber is catching up, waiting or live, or has failed. */
   readonly started: Promise<StartResult>;
   /**

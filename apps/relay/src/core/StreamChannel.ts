@@ -15,6 +15,7 @@ export interface ChannelOptions {
   readonly topic: string;
   readonly catchUpPageSize: number;
   readonly maxBufferedBytes: number;
+  readonly maxPendingCatchUpBytes: number;
   readonly onEnd: (sub: HubSubscriber, error: RelayError) => void;
 }
 
@@ -54,6 +55,9 @@ export class StreamChannel implements CatchUpHost {
   }
   get maxBufferedBytes(): number {
     return this.options.maxBufferedBytes;
+  }
+  get maxPendingCatchUpBytes(): number {
+    return this.options.maxPendingCatchUpBytes;
   }
   get topic(): string {
     return this.options.topic;

@@ -124,7 +124,7 @@ function setup(pageSize = 3) {
     publish: (topic, frame) => conns.filter((c) => c.topics.has(topic)).forEach((c) => c.send(frame)),
     subscriberCount: (topic) => conns.filter((c) => c.topics.has(topic)).length,
   };
-  const hub = new StreamHub({ source, publisher, metrics: noHubMetrics, topicPrefix: 't|', catchUpPageSize: pageSize, maxBufferedBytes: 1 << 20, lingerMs: 0 });
+  const hub = new StreamHub({ source, publisher, metrics: noHubMetrics, topicPrefix: 't|', catchUpPageSize: pageSize, maxBufferedBytes: 1 << 20, maxPendingCatchUpBytes: 1 << 18, lingerMs: 0 });
   source.listener = hub.listener;
   const connect = (): Recorder => {
     const c = new Recorder();

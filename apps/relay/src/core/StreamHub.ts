@@ -16,6 +16,7 @@ export interface StreamHubOptions {
   readonly topicPrefix: string;
   readonly catchUpPageSize: number;
   readonly maxBufferedBytes: number;
+  readonly maxPendingCatchUpBytes: number;
   /** How long a stream stays watched after its last subscriber left: reconnect churn re-finds it warm. */
   readonly lingerMs: number;
 }
@@ -65,7 +66,7 @@ export class StreamHub {
     const channel = this.channelFor(stream);
     let settle: (result: StartResult) => void = () => undefined;
     const started = new Promise<StartResult>((resolve) => (settle = resolve));
-    const sub: HubSubscriber = { conn, sid, stream, position: from ?? STREAM_START, phase: 'pending', acknowledgedGap: null, exp, started, onEnded };
+    const sub: HubSubscriber = { conn, sid, stream, position: from ?? STREAM_START, phase: 'pending', acknowledgedGap: null, catchUpPaused: false, exp, started, onEnded };
     channel.subscribers.add(sub);
     void this.start(channel, sub, from).then(settle);
     return sub;
@@ -146,6 +147,7 @@ export class StreamHub {
         topic: o.topicPrefix + stream,
         catchUpPageSize: o.catchUpPageSize,
         maxBufferedBytes: o.maxBufferedBytes,
+        maxPendingCatchUpBytes: o.maxPendingCatchUpBytes,
         onEnd: this.endSubscriber,
       });
       this.channels.set(stream, channel);

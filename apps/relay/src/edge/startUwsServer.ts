@@ -68,7 +68,9 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
     open: (ws) => {
       const conn = new UwsConnection(ws);
       ws.getUserData().conn = conn;
-      handlers.set(conn, options.onOpen(conn));
+      const h = options.onOpen(conn);
+      // A socket refused in onOpen may already have run its close handler.
+      if (!conn.closed) handlers.set(conn, h);
     },
     message: (ws, message, isBinary) => {
       const conn = ws.getUserData().conn;

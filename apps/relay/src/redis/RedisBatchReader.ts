@@ -116,6 +116,8 @@ export class RedisBatchReader {
         this.inFlight = true;
         const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
         const read = this.options.connection.call('XREAD', ['COUNT', this.options.count, 'BLOCK', this.options.blockMs, 'STREAMS', ...keys, ...ids]);
+        // A stream added while CLIENT ID was awaited found no read to wake; this one is already stale.
+        if (this.dirty && !this.unblocking) void this.unblockInFlight();
         const reply = await Promise.race([read, lost]);
         this.abortRead = null;
         this.inFlight = false;
