@@ -131,11 +131,11 @@ export class ChannelRegistry {
   }
 
   async #renewThenSubscribe(channel: StreamChannel): Promise<void> {
-    const source = channel.tokenSource();
+    const fetch = channel.fetchToken();
     let value: unknown;
     try {
-      if (source === undefined) return;
-      value = await source.getToken();
+      if (fetch === undefined) return;
+      value = await fetch;
     } catch (error) {
       if (this.#channels.get(channel.stream) !== channel) return;
       channel.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });

@@ -48,6 +48,39 @@ describe('RelayClient tokens', () => {
     expect(r.frames('refresh')).toHaveLength(1);
   });
 
+  it('keeps one getToken call in flight for a refresh across a reconnect', async () => {
+    const { r, c } = await setup();
+    const calls: Array<ReturnType<typeof deferred<RelaySubscription<Tick>>>> = [];
+    const sub = c.subscribe({
+      getToken: () => {
+        const d = deferred<RelaySubscription<Tick>>();
+        calls.push(d);
+        if (calls.length === 1) d.resolve(tokenFor<Tick>(STREAM, 'jwt-1'));
+        return d.promise;
+      },
+      onEvent: () => undefined,
+    });
+    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'fresh', position: '0-0', exp: exp() });
+    await waitFor('live', () => sub.state === 'live');
+    r.send(0, { op: 'refresh_token', sid: first.sid, exp: exp() });
+    await waitFor('the refresh getToken call', () => calls.length === 2);
+
+    // The socket drops while the backend is still minting; the new socket asks again.
+    r.sockets[0]?.terminate();
+    const second = await waitFor('resubscribe', () => r.frames('subscribe', 1)[0]);
+    r.send(1, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'recovered', position: '0-0', exp: exp() });
+    r.send(1, { op: 'refresh_token', sid: second.sid, exp: exp() });
+    r.send(1, { op: 'event', stream: STREAM, id: '1-0', data: { n: 1 } });
+    await waitFor('the event sent after the notice', () => sub.position === '1-0');
+    expect(calls).toHaveLength(2);
+
+    calls[1]?.resolve(tokenFor<Tick>(STREAM, 'jwt-2'));
+    const [refresh] = await waitFor('a refresh on the new socket', () => r.frames('refresh', 1).length > 0 && r.frames('refresh', 1));
+    expect(refresh).toEqual({ op: 'refresh', sid: second.sid, token: 'jwt-2' });
+    expect(calls).toHaveLength(2);
+  });
+
   it('closes the subscription with the typed error on a token error', async () => {
     const { r, c } = await setup();
     const errors: SubscriptionError[] = [];

@@ -191,12 +191,12 @@ export class RelayClient {
   /** Answers `refresh_token` with one `refresh`; further notices wait until `refreshed`. */
   async #refresh(channel: StreamChannel, sid: string): Promise<void> {
     if (channel.refreshInFlight) return;
-    const source = channel.tokenSource();
-    if (source === undefined) return;
+    const fetch = channel.fetchToken();
+    if (fetch === undefined) return;
     channel.refreshInFlight = true;
     let value: unknown;
     try {
-      value = await source.getToken();
+      value = await fetch;
     } catch (error) {
       this.#refreshRefused(channel, sid, { code: 'token_fetch_failed', retryable: true, message: describeError(error) });
       return;

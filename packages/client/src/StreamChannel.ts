@@ -43,9 +43,29 @@ export class StreamChannel {
     this.expiresAt = token.expiresAt;
   }
 
+  #tokenFetch: Promise<unknown> | undefined;
+
   /** Any open subscriber can mint tokens for the stream; the oldest one does. */
   tokenSource(): Subscriber | undefined {
     return this.subscribers.values().next().value;
+  }
+
+  /**
+   * The `getToken()` call in flight for this stream, started if none is. A refresh asked for on
+   * one socket and a resubscribe on the next share it: one backend call per renewal, however the
+   * connection churns while it runs. Undefined when no subscriber is left to ask.
+   */
+  fetchToken(): Promise<unknown> | undefined {
+    if (this.#tokenFetch !== undefined) return this.#tokenFetch;
+    const source = this.tokenSource();
+    if (source === undefined) return undefined;
+    const fetch = Promise.resolve().then(() => source.getToken());
+    this.#tokenFetch = fetch;
+    const settle = (): void => {
+      if (this.#tokenFetch === fetch) this.#tokenFetch = undefined;
+    };
+    fetch.then(settle, settle);
+    return fetch;
   }
 
   /** The earliest position any subscriber holds: resuming there loses nothing for anyone. */
