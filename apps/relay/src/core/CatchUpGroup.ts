@@ -144,11 +144,14 @@ export class CatchUpGroup {
       texts.push({ id: entry.id, text: frame.text });
     }
 
+    const lastText = texts[texts.length - 1];
     for (const sub of aligned) {
       let sent = 0;
       sub.conn.cork(() => {
         for (const { id, text } of texts) {
           if (compareStreamIds(id, sub.position) <= 0) continue;
+          // Pages can be large; stop mid-page too, the rest waits for the socket to drain.
+          if (sub.conn.bufferedAmount() > host.maxPendingCatchUpBytes) break;
           if (!sub.conn.send(text)) break;
           sub.position = id;
           sent++;
@@ -176,7 +179,10 @@ export class CatchUpGroup {
         this.cut(sub);
         continue;
       }
-      if (covered || compareStreamIds(sub.position, cursor) >= 0) {
+      // `covered` speaks for the page; a member that stopped mid-page (paced, or a send refused)
+      // holds only part of it and stays for the next step.
+      const tookPage = lastText === undefined || compareStreamIds(sub.position, lastText.id) >= 0;
+      if ((covered && tookPage) || compareStreamIds(sub.position, cursor) >= 0) {
         this.members.delete(sub);
         host.promote(sub);
       }

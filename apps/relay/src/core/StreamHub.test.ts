@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compareStreamIds } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
 import type { Connection, TopicPublisher } from './Connection.js';
+import { waitFor } from '@streamgate/testkit';
 import { StreamHub } from './StreamHub.js';
 import { noHubMetrics } from './HubMetrics.js';
 import type { RangePage, SourceListener, SourceResult, StreamEntry, StreamInfo, StreamSource } from './StreamSource.js';
@@ -86,8 +87,12 @@ class Recorder implements Connection {
   readonly frames: Array<{ op: string; id?: string; data?: { seq: number }; recovery?: string }> = [];
   readonly topics = new Set<string>();
   closed = false;
+  /** Bytes the socket still holds; grows by `frameCost` per send until the test drains it. */
+  buffered = 0;
+  frameCost = 0;
   send(frame: string): boolean {
     this.frames.push(JSON.parse(frame) as Recorder['frames'][number]);
+    this.buffered += this.frameCost;
     return true;
   }
   subscribe(topic: string): void {
@@ -97,7 +102,7 @@ class Recorder implements Connection {
     this.topics.delete(topic);
   }
   bufferedAmount(): number {
-    return 0;
+    return this.buffered;
   }
   cork(fn: () => void): void {
     fn();
@@ -116,7 +121,7 @@ class Recorder implements Connection {
 const endings: Array<{ code: string }> = [];
 const ended = (error: { code: string }): void => void endings.push(error);
 
-function setup(pageSize = 3) {
+function setup(pageSize = 3, maxPendingCatchUpBytes = 1 << 18) {
   endings.length = 0;
   const source = new MemorySource();
   const conns: Recorder[] = [];
@@ -124,7 +129,7 @@ function setup(pageSize = 3) {
     publish: (topic, frame) => conns.filter((c) => c.topics.has(topic)).forEach((c) => c.send(frame)),
     subscriberCount: (topic) => conns.filter((c) => c.topics.has(topic)).length,
   };
-  const hub = new StreamHub({ source, publisher, metrics: noHubMetrics, topicPrefix: 't|', catchUpPageSize: pageSize, maxBufferedBytes: 1 << 20, maxPendingCatchUpBytes: 1 << 18, lingerMs: 0 });
+  const hub = new StreamHub({ source, publisher, metrics: noHubMetrics, topicPrefix: 't|', catchUpPageSize: pageSize, maxBufferedBytes: 1 << 20, maxPendingCatchUpBytes, lingerMs: 0 });
   source.listener = hub.listener;
   const connect = (): Recorder => {
     const c = new Recorder();
@@ -162,6 +167,34 @@ describe('StreamHub', () => {
     source.read();
     expect(c.seqs()).toEqual(Array.from({ length: 15 }, (_, i) => i + 3));
     expect(c.frames[0]).toMatchObject({ op: 'subscribed', recovery: 'recovered' });
+  });
+
+  it('paces a catch-up to a socket that is slow to drain, without holding back the others or cutting it', async () => {
+    const { source, hub, connect } = setup(10, 250);
+    source.append(30);
+    await hub.subscribe(connect(), 'w', 'st', undefined, 0, ended).started;
+    const slow = connect();
+    slow.frameCost = 100;
+    const fast = connect();
+    const slowSub = hub.subscribe(slow, 's', 'st', '0-0', 0, ended);
+    const fastSub = hub.subscribe(fast, 'f', 'st', '0-0', 0, ended);
+    await Promise.all([slowSub.started, fastSub.started]);
+    await untilSettled(() => fast.ops().includes('live'));
+    expect(fast.seqs()).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    // The slow socket got frames until it held more than 250 bytes (its `subscribed` frame counts), then nothing more.
+    await waitFor(() => slow.seqs().length === 2, { timeoutMs: 2_000, message: 'slow socket never got its first frames' });
+    expect(slow.ops()).not.toContain('live');
+    // Paused catch-ups look again every few milliseconds; each drain lets three more through.
+    for (let round = 0; round < 20 && !slow.ops().includes('live'); round++) {
+      slow.buffered = 0;
+      await waitFor(() => slow.buffered > 250 || slow.ops().includes('live'), { timeoutMs: 2_000, message: 'a drained socket got nothing more' });
+    }
+    expect(slow.seqs()).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(slow.ops()).toContain('live');
+    expect(slow.closed).toBe(false);
+    source.append(1);
+    source.read();
+    expect(slow.seqs().at(-1)).toBe(31);
   });
 
   it('holds a client that is ahead of the pod cursor until the reader reaches its position', async () => {
