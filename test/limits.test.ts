@@ -30,7 +30,7 @@ describe('per-pod connection limits', () => {
       const closed = await withDeadline(refused.closed, 10_000, 'the sixth socket was never closed');
       expect(closed.code).toBe(CloseCode.overloaded);
       expect(refused.frames).toEqual([]);
-      expect(await breaches(relay.metrics, 'connections')).toBe(1);
+      expect(await breaches(() => relay.metrics(), 'connections')).toBe(1);
 
       // The five admitted sockets still work.
       for (const s of open) s.send(JSON.stringify({ op: 'ping', t: 1 }));
@@ -68,7 +68,7 @@ describe('per-pod connection limits', () => {
       );
       expect(outcomes.filter((o) => o === 'admitted').length).toBeLessThanOrEqual(2);
       expect(outcomes.filter((o) => o === CloseCode.connectionRateLimited).length).toBeGreaterThanOrEqual(8);
-      expect(await breaches(limited.metrics, 'connection_rate')).toBeGreaterThanOrEqual(8);
+      expect(await breaches(() => limited.metrics(), 'connection_rate')).toBeGreaterThanOrEqual(8);
 
       // A real client told to back off lands on its next URL and misses nothing.
       const stream = 'limits-rate';
