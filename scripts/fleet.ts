@@ -87,6 +87,7 @@ try {
     onEvent: (event, meta) => {
       say(`tail    ${meta.stream} ${meta.id} seq=${event.seq} ${event.text} (${event.at})`);
       if (exitAfter > 0 && ++seen >= exitAfter) {
+        clearInterval(publishTimer);
         client.close();
         redis.disconnect();
         void shutdown(0);
