@@ -40,12 +40,13 @@ class ManualClock implements DrainClock {
 }
 
 /** A target that closes itself when drained, as a socket does, and remembers when. */
-function fleet(drainer: Drainer<Target>, clock: ManualClock, n: number): Target[] {
+function fleet(drainer: Drainer<Target>, clock: ManualClock, n: number, startedAt = 0): Target[] {
   const targets: Target[] = [];
   for (let i = 0; i < n; i++) {
     const t: Target = {
       drainedAt: null,
-      drain: () => {
+      drain: (sinceDrainMs) => {
+        expect(sinceDrainMs).toBe(Math.round(clock.now() - startedAt));
         t.drainedAt = clock.now();
         drainer.untrack(t);
       },
@@ -58,7 +59,7 @@ function fleet(drainer: Drainer<Target>, clock: ManualClock, n: number): Target[
 
 interface Target {
   drainedAt: number | null;
-  drain(): void;
+  drain(sinceDrainMs: number): void;
 }
 
 /** Deterministic stand-in for Math.random: the given values in turn. */

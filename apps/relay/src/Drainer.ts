@@ -1,6 +1,7 @@
 /** A connection the drainer can send away: it gets its reconnect notice and is closed. */
 export interface DrainTarget {
-  drain(): void;
+  /** `sinceDrainMs`: time from the start of the drain to now. */
+  drain(sinceDrainMs: number): void;
 }
 
 /** Timers and time, injectable so that schedules can be tested without waiting. */
@@ -135,7 +136,7 @@ export class Drainer<T extends DrainTarget> {
     const pending = this.#pending.get(target);
     if (pending !== undefined) this.#clock.clearTimeout(pending.handle);
     this.#pending.delete(target);
-    target.drain();
+    target.drain(Math.max(0, Math.round(this.#clock.now() - (this.#startedAt ?? this.#clock.now()))));
   }
 
   #settleIfEmpty(): void {

@@ -105,10 +105,10 @@ export class Session {
    * Drain notice: where each subscription resumes, then close 4000. Both in one tick, so no
    * event frame can slip in between the positions and the close.
    */
-  drain(): void {
+  drain(sinceDrainMs: number): void {
     if (this.closed || this.conn.closed) return;
     this.deps.metrics.drainNotices.inc();
-    this.conn.send(JSON.stringify({ op: 'reconnect', reason: 'drain', positions: this.positions() }));
+    this.conn.send(JSON.stringify({ op: 'reconnect', reason: 'drain', positions: this.positions(), sinceDrainMs }));
     this.conn.close(CloseCode.drainReconnect, 'relay draining: reconnect now');
   }
 
