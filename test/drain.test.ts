@@ -147,6 +147,8 @@ describe('relay drain on SIGTERM', () => {
       expect(metricValue(await a.metrics(), 'streamgate_relay_connections')).toBe(CLIENTS);
       const publishing = keepPublishing(fleet, streams, 500);
       await waitFor(() => clients.every((c) => c.recorder.seqs.length > 0), { timeoutMs: 10_000, message: 'events never reached every client' });
+      // Tokens live AUTH_TOKEN_TTL_SECONDS (300 s by default): past the 20-s drain plus the client's
+      // 30-s renewal margin, so every client resumes with the token it holds.
       const authBefore = await authTokenRequests(fleet);
       expect(authBefore).toBeGreaterThanOrEqual(CLIENTS);
 
