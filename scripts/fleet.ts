@@ -61,6 +61,8 @@ try {
       issuer: 'streamgate-fleet',
       audience: 'streamgate-relay',
       redisAllowlist: redisUrl,
+      // Production drains over 15 minutes; a local fleet stopped with Ctrl-C should not.
+      env: { RELAY_DRAIN_WINDOW_MS: '2000' },
     });
     services.push(relay.service);
     relayUrls.push(relay.url);

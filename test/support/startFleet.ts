@@ -69,7 +69,8 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       issuer: ISSUER,
       audience: AUDIENCE,
       redisAllowlist: redis.url,
-      env: { ...options.relayEnv, ...env },
+      // A relay stopped with clients still on it drains them first; in tests, briefly.
+      env: { RELAY_DRAIN_WINDOW_MS: '1000', ...options.relayEnv, ...env },
     });
     await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, {
       timeoutMs: 20_000,

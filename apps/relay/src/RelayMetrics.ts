@@ -66,6 +66,17 @@ export class RelayMetrics {
     labelNames: ['recovery'] as const,
     registers: [this.registry],
   });
+  readonly draining = new Gauge({ name: 'streamgate_relay_draining', help: '1 once the pod is draining (SIGTERM), else 0', registers: [this.registry] });
+  readonly drainNotices = new Counter({
+    name: 'streamgate_relay_drain_notices_total',
+    help: 'Connections sent a reconnect notice and closed with 4000 during a drain',
+    registers: [this.registry],
+  });
+  readonly drainRefused = new Counter({
+    name: 'streamgate_relay_drain_refused_total',
+    help: 'New connections closed with 4002 (try another pod) because the pod is draining',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

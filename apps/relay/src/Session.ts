@@ -1,4 +1,4 @@
-import { PROTOCOL_VERSION, parseClientFrame, relayError } from '@streamgate/protocol';
+import { CloseCode, PROTOCOL_VERSION, parseClientFrame, relayError } from '@streamgate/protocol';
 import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
 import type { Logger } from 'pino';
 import type { Connection } from './core/Connection.js';
@@ -100,6 +100,17 @@ export class Session {
       if (sub.state === 'active') out.push({ sid: sub.sid, stream: sub.stream, id: sub.hub.positionOf(sub.hubSub) });
     }
     return out;
+  }
+
+  /**
+   * Drain notice: where each subscription resumes, then close 4000. Both in one tick, so no
+   * event frame can slip in between the positions and the close.
+   */
+  drain(sinceDrainMs: number): void {
+    if (this.closed || this.conn.closed) return;
+    this.deps.metrics.drainNotices.inc();
+    this.conn.send(JSON.stringify({ op: 'reconnect', reason: 'drain', positions: this.positions(), sinceDrainMs }));
+    this.conn.close(CloseCode.drainReconnect, 'relay draining: reconnect now');
   }
 
   /** The socket is gone: release everything without writing to it. */

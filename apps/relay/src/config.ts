@@ -23,6 +23,9 @@ const redisList = z
     return out;
   });
 
+/** Default slack between the end of the drain window and the hard deadline. */
+export const DRAIN_DEADLINE_MARGIN_MS = 60_000;
+
 /** Every variable the relay reads, parsed once at boot. */
 export const relayConfigSchema = z
   .object({
@@ -58,6 +61,11 @@ export const relayConfigSchema = z
     RELAY_REFRESH_LEAD_SECONDS: int(30, 1, 3_600),
     RELAY_IDLE_TIMEOUT_SECONDS: int(60, 8, 960),
     RELAY_ALLOW_UWS_FALLBACK: bool(false),
+    // Drain on SIGTERM (Drainer.ts): reconnects spread uniformly over the window, a second signal
+    // shrinks what is left to the fast window, the deadline ends the process whatever remains.
+    RELAY_DRAIN_WINDOW_MS: int(900_000, 0, 86_400_000),
+    RELAY_DRAIN_FAST_WINDOW_MS: int(10_000, 0, 86_400_000),
+    RELAY_DRAIN_DEADLINE_MS: z.coerce.number().int().min(0).max(86_400_000).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
@@ -75,7 +83,15 @@ export const relayConfigSchema = z
         message: 'set exactly one of RELAY_JWKS_URL (the auth service JWKS, e.g. http://auth:8080/.well-known/jwks.json) or RELAY_JWKS_FILE',
       });
     }
-  });
+    if (env.RELAY_DRAIN_DEADLINE_MS !== undefined && env.RELAY_DRAIN_DEADLINE_MS < env.RELAY_DRAIN_WINDOW_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['RELAY_DRAIN_DEADLINE_MS'],
+        message: `must be at least RELAY_DRAIN_WINDOW_MS (${env.RELAY_DRAIN_WINDOW_MS}), or the clients drawn late in the window would all reconnect at once at the deadline; leave it unset for window + 60000`,
+      });
+    }
+  })
+  .transform((env) => ({ ...env, RELAY_DRAIN_DEADLINE_MS: env.RELAY_DRAIN_DEADLINE_MS ?? env.RELAY_DRAIN_WINDOW_MS + DRAIN_DEADLINE_MARGIN_MS }));
 
 export type RelayConfig = z.output<typeof relayConfigSchema>;
 

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { CloseCode } from '@streamgate/protocol';
 import type { RelayConfig } from './config.js';
+import { Drainer } from './Drainer.js';
+import type { DrainOutcome } from './Drainer.js';
 import { RelayMetrics } from './RelayMetrics.js';
 import { Session } from './Session.js';
 import { TokenVerifier } from './auth/TokenVerifier.js';
@@ -17,6 +19,14 @@ export interface Relay {
   readonly port: number;
   readonly metrics: RelayMetrics;
   isReady(): boolean;
+  /**
+   * SIGTERM: readiness fails, new connections are refused with 4002, and each open one is sent
+   * its reconnect notice after a uniform delay over the drain window. Resolves when the last
+   * connection is gone or at the deadline; call close() after.
+   */
+  drain(): Promise<DrainOutcome>;
+  /** A second signal: what is left of the drain is spread over the fast window instead. */
+  hurryDrain(): void;
   /** Redis connections this pod holds, over all targets. */
   redisConnectionCount(): number;
   close(): Promise<void>;
@@ -102,8 +112,12 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     },
   });
   const refused: SocketHandlers = { onText: () => undefined, onBinary: () => undefined, onClose: () => undefined };
-
-  const isReady = (): boolean => keys.loaded() && [...hubs.values()].every((h) => h.healthy);
+  const drainer = new Drainer<Session>({
+    windowMs: config.RELAY_DRAIN_WINDOW_MS,
+    fastWindowMs: config.RELAY_DRAIN_FAST_WINDOW_MS,
+    deadlineMs: config.RELAY_DRAIN_DEADLINE_MS,
+  });
+  const isReady = (): boolean => !drainer.draining && keys.loaded() && [...hubs.values()].every((h) => h.healthy);
   const server = await startUwsServer({
     host: config.RELAY_HOST,
     port: config.RELAY_PORT,
@@ -113,6 +127,13 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     idleTimeoutSeconds: config.RELAY_IDLE_TIMEOUT_SECONDS,
     allowFallback: config.RELAY_ALLOW_UWS_FALLBACK,
     onOpen: (conn) => {
+      if (drainer.draining) {
+        // Load balancers take a while to act on a failed readiness probe; whoever still
+        // arrives is sent on at once rather than joining a pod that is about to send it away.
+        metrics.drainRefused.inc();
+        conn.close(CloseCode.tryAnotherPod, 'relay draining: connect to another pod');
+        return refused;
+      }
       const admitted = admission.admit();
       if (!admitted.ok) {
         metrics.limitBreaches.inc({ limit: admitted.limit });
@@ -131,13 +152,15 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         log,
       });
       session.open();
+      drainer.track(session);
       return {
-        onText: (text, bytes) => session.onText(text, bytes),
+        onText: (text, byteLength) => session.onText(text, byteLength),
         onBinary: () => session.onBinary(),
         onClose: () => {
           admission.release();
           slowConsumers.delete(conn);
           session.onClose();
+          drainer.untrack(session);
         },
       };
     },
@@ -146,7 +169,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       '/readyz': () =>
         isReady()
           ? { status: 200, contentType: 'text/plain', body: 'ready' }
-          : { status: 503, contentType: 'text/plain', body: keys.loaded() ? 'redis unavailable' : 'signing keys not loaded' },
+          : { status: 503, contentType: 'text/plain', body: notReadyReason() },
       '/metrics': async () => {
         metrics.streams.set([...hubs.values()].reduce((n, h) => n + h.streamCount, 0));
         return { status: 200, contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
@@ -155,10 +178,32 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   });
   publisher = server.publisher;
 
+  function notReadyReason(): string {
+    if (drainer.draining) return 'draining';
+    return keys.loaded() ? 'redis unavailable' : 'signing keys not loaded';
+  }
+
   return {
     port: server.port,
     metrics,
     isReady,
+    drain: async () => {
+      if (!drainer.draining) {
+        metrics.draining.set(1);
+        log.info(
+          { connections: drainer.openCount, windowMs: config.RELAY_DRAIN_WINDOW_MS, deadlineMs: config.RELAY_DRAIN_DEADLINE_MS },
+          'draining',
+        );
+      }
+      const outcome = await drainer.start();
+      log.info({ outcome, elapsedMs: drainer.elapsed(), left: drainer.openCount }, 'drain over');
+      return outcome;
+    },
+    hurryDrain: () => {
+      if (!drainer.draining) return;
+      log.info({ connections: drainer.openCount, fastWindowMs: config.RELAY_DRAIN_FAST_WINDOW_MS }, 'drain hurried');
+      drainer.hurry();
+    },
     redisConnectionCount: () => sources.reduce((n, s) => n + s.connectionCount, 0),
     close: async () => {
       server.close(CloseCode.drainReconnect, 'relay shutting down');

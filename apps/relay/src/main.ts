@@ -15,18 +15,27 @@ const log = pino({ name: 'relay', level: config.LOG_LEVEL });
 const relay = await createRelay(config, log);
 log.info({ port: relay.port, node: config.RELAY_NODE_ID }, 'listening');
 
-let stopping = false;
+// First SIGTERM/SIGINT: drain over RELAY_DRAIN_WINDOW_MS, then exit. A second one: spread what
+// is left over RELAY_DRAIN_FAST_WINDOW_MS. Further signals change nothing (SIGKILL remains).
+let signals = 0;
 const stop = (signal: NodeJS.Signals): void => {
-  if (stopping) return;
-  stopping = true;
+  signals += 1;
+  if (signals > 1) {
+    log.info({ signal }, 'signal during drain: draining faster');
+    relay.hurryDrain();
+    return;
+  }
   log.info({ signal }, 'shutting down');
-  relay.close().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    },
-  );
+  relay
+    .drain()
+    .then(() => relay.close())
+    .then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

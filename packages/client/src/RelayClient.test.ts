@@ -112,6 +112,40 @@ describe('RelayClient against a scripted relay', () => {
     expect(a.sockets).toHaveLength(1);
   });
 
+  it('on a drain notice resumes on the next pod with the token it holds: no token request', async () => {
+    const a = await relay();
+    const b = await relay();
+    const c = client([a.url, b.url], { backoff: { baseMs: 60_000, maxMs: 60_000 } });
+    let tokenRequests = 0;
+    c.subscribe({
+      getToken: () => {
+        tokenRequests += 1;
+        return Promise.resolve(tokenFor<Tick>(STREAM, `jwt-${tokenRequests}`));
+      },
+      onEvent: () => undefined,
+    });
+    const first = await waitFor('subscribe on A', () => a.frames('subscribe')[0]);
+    a.send(0, subscribed('0-0', 'fresh', first.sid));
+    a.send(0, { op: 'reconnect', reason: 'drain', positions: [{ sid: first.sid, stream: STREAM, id: '0-0' }], sinceDrainMs: 1234 });
+    const onB = await waitFor('subscribe on B', () => b.frames('subscribe')[0], 2_000);
+    expect(onB.token).toBe('jwt-1');
+    expect(tokenRequests).toBe(1);
+  });
+
+  it('sent away with 4002 (pod draining), goes to the next URL at once', async () => {
+    const a = await relay();
+    const b = await relay();
+    // A backoff this long would fail the deadline: only an immediate reconnect passes.
+    const c = client([a.url, b.url], { backoff: { baseMs: 60_000, maxMs: 60_000 } });
+    c.subscribe({ getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)), onEvent: () => undefined });
+    await waitFor('a socket on A', () => a.sockets[0]);
+    a.sockets[0]?.close(4002, 'relay draining: connect to another pod');
+    const onB = await waitFor('subscribe on B', () => b.frames('subscribe')[0], 2_000);
+    expect(onB.from).toBeUndefined();
+    expect(c.url).toBe(b.url);
+    expect(a.sockets).toHaveLength(1);
+  });
+
   it('reports an unparseable frame without dropping the connection', async () => {
     const r = await relay();
     const connectionErrors: string[] = [];

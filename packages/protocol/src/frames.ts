@@ -146,6 +146,8 @@ export const reconnectFrameSchema = z.object({
   op: z.literal('reconnect'),
   reason: z.enum(['drain']),
   positions: z.array(z.object({ sid: subscriptionIdSchema, stream: streamNameSchema, id: streamIdSchema })),
+  /** Milliseconds from the start of the pod's drain to this notice: lets clients observe the spread. */
+  sinceDrainMs: z.number().int().nonnegative().optional(),
 });
 
 export const pongFrameSchema = z.object({ op: z.literal('pong'), t: z.number().optional() });

@@ -68,9 +68,9 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
     open: (ws) => {
       const conn = new UwsConnection(ws);
       ws.getUserData().conn = conn;
-      const h = options.onOpen(conn);
-      // A socket refused in onOpen may already have run its close handler.
-      if (!conn.closed) handlers.set(conn, h);
+      const socketHandlers = options.onOpen(conn);
+      // A socket refused in onOpen (a draining pod) has already run its close handler.
+      if (!conn.closed) handlers.set(conn, socketHandlers);
     },
     message: (ws, message, isBinary) => {
       const conn = ws.getUserData().conn;
