@@ -157,6 +157,10 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
           (rule.from === undefined || rule.from.some((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(relayDeployment)))),
       );
     expect(admits('auth', jwksPort)).toBe(true);
+    // Auth calls nothing, so it may send nothing: a compromised pod cannot ship its key out.
+    const authPolicy = named(rendered.manifests, NetworkPolicy, 'auth');
+    expect(authPolicy.spec?.policyTypes).toContain('Egress');
+    expect(authPolicy.spec?.egress ?? []).toEqual([]);
     if (redisDeployments.length > 0) expect(admits('redis', 6379)).toBe(true);
   });
 

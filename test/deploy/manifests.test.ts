@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Deployment } from 'kubernetes-models/apps/v1';
@@ -27,6 +27,19 @@ it('every overlay directory is covered by these tests', () => {
     .map((d) => d.name)
     .sort();
   expect(dirs).toEqual(overlays.map((o) => o.name).sort());
+});
+
+it('commits no key material and no Secret anywhere under deploy/, referenced by an overlay or not', () => {
+  const offenders: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (KEY_MATERIAL.test(readFileSync(path, 'utf8')) || /^kind:\s*Secret\s*$/m.test(readFileSync(path, 'utf8'))) offenders.push(path);
+    }
+  };
+  walk(deployDir());
+  expect(offenders).toEqual([]);
 });
 
 describe.each(overlays)('deploy/overlays/$name', (overlay) => {
