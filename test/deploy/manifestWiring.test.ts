@@ -12,9 +12,10 @@ import type { RenderedOverlay } from './renderOverlay.js';
 import { resolveEnv } from './resolveEnv.js';
 import type { ResolvedEnv } from './resolveEnv.js';
 
-// Set in the manifests ahead of the relay drain work of issue 5, which adds them to
-// relayConfigSchema in parallel; once it has, they are checked like every other RELAY_* name.
-const RELAY_VARIABLES_PENDING = new Set(['RELAY_DRAIN_WINDOW_MS', 'RELAY_DRAIN_DEADLINE_MS']);
+// Set in the manifests ahead of work that adds them to relayConfigSchema in parallel (the drain
+// of issue 5; demand heartbeats from the ingest work); once merged they are checked like every
+// other RELAY_* name, and this list can go.
+const RELAY_VARIABLES_PENDING = new Set(['RELAY_DRAIN_WINDOW_MS', 'RELAY_DRAIN_DEADLINE_MS', 'RELAY_DEMAND_PREFIXES']);
 const DNS_PORT = 53;
 
 /** The variable names a config schema reads: its object's keys, through any refine/transform pipe. */
@@ -83,8 +84,25 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     expect(relay.RELAY_TOKEN_ISSUER).toBe(auth.config.issuer);
     expect(relay.RELAY_TOKEN_AUDIENCE).toBe(auth.config.audience);
     expect([...relay.RELAY_REDIS_ALLOWLIST]).toContain(normalizeRedisTarget(auth.config.redisUrl));
-    const ingestRedis = envOf('ingest').values.INGEST_REDIS_URL ?? '';
-    expect(normalizeRedisTarget(ingestRedis)).toBe(normalizeRedisTarget(auth.config.redisUrl));
+    const ingest = envOf('ingest');
+    const ingestRedis = ingest.values.INGEST_REDIS_URL;
+    if (ingestRedis === undefined) {
+      // With credentials the URL is a Secret (prod); then the settings cannot be compared here.
+      expect(ingest.secrets.INGEST_REDIS_URL?.secret, 'INGEST_REDIS_URL comes from the settings or a Secret').toBe('ingest-redis');
+    } else {
+      expect(normalizeRedisTarget(ingestRedis)).toBe(normalizeRedisTarget(auth.config.redisUrl));
+    }
+    // Relays heartbeat demand under the prefixes ingest serves, or ingest never subscribes upstream.
+    expect(envOf('relay').values.RELAY_DEMAND_PREFIXES).toBeTruthy();
+  });
+
+  it('gives ingest its topology (provider URLs may carry API keys) as a mounted Secret file', () => {
+    const ingest = named(rendered.manifests, Deployment, 'ingest');
+    const path = envOf('ingest').values.INGEST_TOPOLOGY_FILE ?? '';
+    expect(envOf('ingest').values.INGEST_TOPOLOGY, 'inline topology would put provider keys in the manifest').toBeUndefined();
+    const mount = containerOf(ingest, 'ingest').volumeMounts?.find((m) => path.startsWith(`${m.mountPath}/`));
+    expect(podSpecOf(ingest).volumes?.find((v) => v.name === mount?.name)?.secret?.secretName, `${path} must be in a mounted Secret`).toBeDefined();
+    expect(mount?.readOnly).toBe(true);
   });
 
   it('keeps the signing key in auth, from a Secret mounted as a file; relays get only the JWKS URL', () => {
