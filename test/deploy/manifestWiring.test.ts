@@ -1,0 +1,212 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { ConfigMap, Service } from 'kubernetes-models/v1';
+import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
+import { parseAuthConfig } from '@streamgate/auth';
+import { normalizeRedisTarget } from '@streamgate/protocol';
+import { parseRelayConfig, relayConfigSchema } from '@streamgate/relay';
+import { named, ofKind } from './loadManifests.js';
+import { APPS, containerOf, overlays, podSpecOf, renderOverlay } from './renderOverlay.js';
+import type { RenderedOverlay } from './renderOverlay.js';
+import { resolveEnv } from './resolveEnv.js';
+import type { ResolvedEnv } from './resolveEnv.js';
+
+// Set in the manifests ahead of work that adds them to relayConfigSchema in parallel (the drain
+// of issue 5; demand heartbeats from the ingest work); once merged they are checked like every
+// other RELAY_* name, and this list can go.
+const RELAY_VARIABLES_PENDING = new Set(['RELAY_DRAIN_WINDOW_MS', 'RELAY_DRAIN_DEADLINE_MS', 'RELAY_DEMAND_PREFIXES']);
+const DNS_PORT = 53;
+
+/** The variable names a config schema reads: its object's keys, through any refine/transform pipe. */
+function inputKeys(schema: unknown): string[] {
+  if (typeof schema !== 'object' || schema === null) return [];
+  if ('shape' in schema && typeof schema.shape === 'object' && schema.shape !== null) return Object.keys(schema.shape);
+  return 'in' in schema ? inputKeys(schema.in) : [];
+}
+
+type Labels = Record<string, string>;
+
+/** Whether a label selector matches these labels (matchExpressions are not used here: refuse them). */
+function selects(selector: { matchLabels?: Labels; matchExpressions?: unknown[] } | undefined, labels: Labels): boolean {
+  if (selector === undefined) return false;
+  if ((selector.matchExpressions ?? []).length > 0) throw new Error('matchExpressions: extend selects() before using them');
+  return Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+const podLabels = (deployment: Deployment): Labels => deployment.spec?.template.metadata?.labels ?? {};
+
+/** Env as the process will see it, Secrets replaced by placeholders (their values are not ours to know). */
+function processEnv(env: ResolvedEnv): Record<string, string> {
+  const placeholders = Object.fromEntries(Object.entries(env.secrets).map(([name, ref]) => [name, `<secret ${ref.secret}/${ref.key}>`]));
+  return { ...env.values, ...placeholders };
+}
+
+/** The pod port a Service port leads to (NetworkPolicies see pod ports, after the Service's DNAT). */
+function podPortBehind(service: Service, servicePort: number, backend: Deployment): number {
+  const port = service.spec?.ports?.find((p) => p.port === servicePort);
+  if (port === undefined) throw new Error(`Service ${String(service.metadata?.name)} has no port ${servicePort}`);
+  const target = port.targetPort ?? servicePort;
+  const containerPorts = podSpecOf(backend).containers.flatMap((c) => c.ports ?? []);
+  const match = containerPorts.find((p) => p.name === target || p.containerPort === target);
+  if (match === undefined) throw new Error(`Service ${String(service.metadata?.name)} targets ${target}, which no container declares`);
+  return match.containerPort;
+}
+
+const urlPort = (url: URL, fallback: number): number => (url.port === '' ? fallback : Number(url.port));
+
+describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
+  let rendered: RenderedOverlay;
+  const envOf = (app: string): ResolvedEnv => {
+    const env = resolveEnv(containerOf(named(rendered.manifests, Deployment, app), app), ofKind(rendered.manifests, ConfigMap));
+    expect(env.errors, app).toEqual([]);
+    return env;
+  };
+  beforeAll(() => {
+    rendered = renderOverlay(overlay.name);
+  });
+
+  it("boots: each app's config schema accepts the environment the manifests give it", () => {
+    const relayEnv = processEnv(envOf('relay'));
+    expect(() => parseRelayConfig(relayEnv)).not.toThrow();
+    const known = new Set(inputKeys(relayConfigSchema));
+    expect(known.has('RELAY_PORT'), 'the relay schema exposes its variable names').toBe(true);
+    const unknown = Object.keys(relayEnv).filter((n) => n.startsWith('RELAY_') && !known.has(n) && !RELAY_VARIABLES_PENDING.has(n));
+    expect(unknown, 'RELAY_* variables the relay does not read (typos?)').toEqual([]);
+    const auth = parseAuthConfig(processEnv(envOf('auth')));
+    expect(auth.ok ? 'ok' : auth.error.message).toBe('ok');
+  });
+
+  it('has auth and the relays agree on issuer, audience and Redis, and ingest write where tokens point', () => {
+    const relay = parseRelayConfig(processEnv(envOf('relay')));
+    const auth = parseAuthConfig(processEnv(envOf('auth')));
+    if (!auth.ok) throw new Error(auth.error.message);
+    expect(relay.RELAY_TOKEN_ISSUER).toBe(auth.config.issuer);
+    expect(relay.RELAY_TOKEN_AUDIENCE).toBe(auth.config.audience);
+    expect([...relay.RELAY_REDIS_ALLOWLIST]).toContain(normalizeRedisTarget(auth.config.redisUrl));
+    const ingest = envOf('ingest');
+    const ingestRedis = ingest.values.INGEST_REDIS_URL;
+    if (ingestRedis === undefined) {
+      // With credentials the URL is a Secret (prod); then the settings cannot be compared here.
+      expect(ingest.secrets.INGEST_REDIS_URL?.secret, 'INGEST_REDIS_URL comes from the settings or a Secret').toBe('ingest-redis');
+    } else {
+      expect(normalizeRedisTarget(ingestRedis)).toBe(normalizeRedisTarget(auth.config.redisUrl));
+    }
+    // Relays heartbeat demand under the prefixes ingest serves, or ingest never subscribes upstream.
+    expect(envOf('relay').values.RELAY_DEMAND_PREFIXES).toBeTruthy();
+  });
+
+  it('gives ingest its topology (provider URLs may carry API keys) as a mounted Secret file', () => {
+    const ingest = named(rendered.manifests, Deployment, 'ingest');
+    const path = envOf('ingest').values.INGEST_TOPOLOGY_FILE ?? '';
+    expect(envOf('ingest').values.INGEST_TOPOLOGY, 'inline topology would put provider keys in the manifest').toBeUndefined();
+    const mount = containerOf(ingest, 'ingest').volumeMounts?.find((m) => path.startsWith(`${m.mountPath}/`));
+    expect(podSpecOf(ingest).volumes?.find((v) => v.name === mount?.name)?.secret?.secretName, `${path} must be in a mounted Secret`).toBeDefined();
+    expect(mount?.readOnly).toBe(true);
+  });
+
+  it('keeps the signing key in auth, from a Secret mounted as a file; relays get only the JWKS URL', () => {
+    const authDeployment = named(rendered.manifests, Deployment, 'auth');
+    const auth = parseAuthConfig(processEnv(envOf('auth')));
+    if (!auth.ok) throw new Error(auth.error.message);
+    expect(auth.config.signingKeys.kind).toBe('file');
+    const keyPath = auth.config.signingKeys.kind === 'file' ? auth.config.signingKeys.path : '';
+    const mount = containerOf(authDeployment, 'auth').volumeMounts?.find((m) => keyPath.startsWith(`${m.mountPath}/`));
+    const volume = podSpecOf(authDeployment).volumes?.find((v) => v.name === mount?.name);
+    expect(volume?.secret?.secretName, `${keyPath} must be in a mounted Secret`).toBeDefined();
+    expect(mount?.readOnly).toBe(true);
+    expect(envOf('auth').values.NODE_ENV, 'production refuses generated keys').toBe('production');
+
+    const relayDeployment = named(rendered.manifests, Deployment, 'relay');
+    const relayEnv = envOf('relay');
+    expect(podSpecOf(relayDeployment).volumes?.filter((v) => v.secret !== undefined || v.projected !== undefined) ?? []).toEqual([]);
+    expect(Object.keys(relayEnv.secrets), 'relays hold Redis credentials, nothing else secret').toEqual(
+      Object.keys(relayEnv.secrets).filter((n) => n.startsWith('RELAY_REDIS_')),
+    );
+    expect(Object.keys({ ...relayEnv.values, ...relayEnv.secrets }).filter((n) => n.startsWith('AUTH_'))).toEqual([]);
+    expect(relayEnv.values.RELAY_JWKS_FILE).toBeUndefined();
+    const jwks = new URL(relayEnv.values.RELAY_JWKS_URL ?? '');
+    expect(jwks.pathname).toBe('/.well-known/jwks.json');
+    const authService = named(rendered.manifests, Service, jwks.hostname.split('.')[0] ?? '');
+    expect(selects({ matchLabels: authService.spec?.selector ?? {} }, podLabels(authDeployment))).toBe(true);
+    expect(() => podPortBehind(authService, urlPort(jwks, 80), authDeployment)).not.toThrow();
+  });
+
+  it('denies by default, and lets relays reach only Redis, the JWKS and cluster DNS', () => {
+    const policies = ofKind(rendered.manifests, NetworkPolicy);
+    const denyAll = named(rendered.manifests, NetworkPolicy, 'default-deny');
+    expect(denyAll.spec?.podSelector, 'selects every pod').toEqual({});
+    expect(denyAll.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(denyAll.spec?.ingress ?? []).toEqual([]);
+    expect(denyAll.spec?.egress ?? []).toEqual([]);
+
+    const relayDeployment = named(rendered.manifests, Deployment, 'relay');
+    const authDeployment = named(rendered.manifests, Deployment, 'auth');
+    const relayConfig = parseRelayConfig(processEnv(envOf('relay')));
+    const jwks = new URL(relayConfig.RELAY_JWKS_URL ?? '');
+    const jwksPort = podPortBehind(named(rendered.manifests, Service, jwks.hostname.split('.')[0] ?? ''), urlPort(jwks, 80), authDeployment);
+    const redisPorts = new Set([...relayConfig.RELAY_REDIS_ALLOWLIST].map((t) => urlPort(new URL(t), 6379)));
+    const redisDeployments = ofKind(rendered.manifests, Deployment).filter((d) => podLabels(d)['app.kubernetes.io/name'] === 'redis');
+
+    const relayPolicies = policies.filter((p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0 && selects(p.spec?.podSelector, podLabels(relayDeployment)));
+    expect(relayPolicies.map((p) => p.metadata?.name)).toEqual(['relay']);
+    const egress = relayPolicies[0]?.spec?.egress ?? [];
+    const allowedPorts = new Set<number>();
+    const isRedisPeer = (peer: INetworkPolicyPeer): boolean =>
+      (peer.ipBlock !== undefined && !peer.ipBlock.cidr.endsWith('/0')) ||
+      (peer.podSelector !== undefined && peer.namespaceSelector === undefined && redisDeployments.some((d) => selects(peer.podSelector, podLabels(d))));
+    for (const rule of egress) {
+      const ports = (rule.ports ?? []).map((p) => p.port);
+      expect(ports.length, 'an egress rule without ports opens every port').toBeGreaterThan(0);
+      expect((rule.to ?? []).length, 'an egress rule without peers opens every destination').toBeGreaterThan(0);
+      for (const port of ports) {
+        expect(typeof port, 'numeric ports only').toBe('number');
+        allowedPorts.add(Number(port));
+        const peers = rule.to ?? [];
+        if (port === jwksPort) {
+          expect(peers.every((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(authDeployment)))).toBe(true);
+        } else if (redisPorts.has(Number(port))) {
+          expect(peers.every(isRedisPeer), `Redis rule peers ${JSON.stringify(peers)}`).toBe(true);
+        } else {
+          expect(port, 'relays may reach Redis, the JWKS and DNS only').toBe(DNS_PORT);
+          expect(peers.every((peer) => peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns')).toBe(true);
+        }
+      }
+    }
+    expect([...allowedPorts].sort()).toEqual([...new Set([...redisPorts, jwksPort, DNS_PORT])].sort());
+
+    // The other ends agree: auth admits relays on the JWKS port; the dev Redis admits relays.
+    const admits = (policyName: string, port: number): boolean =>
+      (named(rendered.manifests, NetworkPolicy, policyName).spec?.ingress ?? []).some(
+        (rule) =>
+          (rule.ports ?? []).some((p) => p.port === port) &&
+          (rule.from === undefined || rule.from.some((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(relayDeployment)))),
+      );
+    expect(admits('auth', jwksPort)).toBe(true);
+    // Auth calls nothing, so it may send nothing: a compromised pod cannot ship its key out.
+    const authPolicy = named(rendered.manifests, NetworkPolicy, 'auth');
+    expect(authPolicy.spec?.policyTypes).toContain('Egress');
+    expect(authPolicy.spec?.egress ?? []).toEqual([]);
+    if (redisDeployments.length > 0) expect(admits('redis', 6379)).toBe(true);
+  });
+
+  it('has Prometheus scrape every app on its metrics port, and lets it in', () => {
+    for (const app of APPS) {
+      const deployment = named(rendered.manifests, Deployment, app);
+      const annotations = deployment.spec?.template.metadata?.annotations ?? {};
+      expect(annotations['prometheus.io/scrape'], app).toBe('true');
+      expect(annotations['prometheus.io/path'], app).toBe('/metrics');
+      const port = Number(annotations['prometheus.io/port']);
+      expect(containerOf(deployment, app).ports?.map((p) => p.containerPort), app).toContain(port);
+      const ingress = named(rendered.manifests, NetworkPolicy, app).spec?.ingress ?? [];
+      const fromMonitoring = ingress.some(
+        (rule) =>
+          (rule.ports ?? []).some((p) => p.port === port) &&
+          (rule.from === undefined || rule.from.some((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring')),
+      );
+      expect(fromMonitoring, `${app}: no ingress rule admits the monitoring namespace on ${port}`).toBe(true);
+    }
+    const ingest = named(rendered.manifests, Deployment, 'ingest');
+    expect(Number(envOf('ingest').values.INGEST_PORT)).toBe(containerOf(ingest, 'ingest').ports?.[0]?.containerPort);
+  });
+});
