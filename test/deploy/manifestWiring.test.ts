@@ -15,7 +15,8 @@ import type { ResolvedEnv } from './resolveEnv.js';
 // Set in the manifests ahead of work that adds them to relayConfigSchema in parallel (the drain
 // of issue 5; demand heartbeats from the ingest work); once merged they are checked like every
 // other RELAY_* name, and this list can go.
-const RELAY_VARIABLES_PENDING = new Set(['RELAY_DRAIN_WINDOW_MS', 'RELAY_DRAIN_DEADLINE_MS', 'RELAY_DEMAND_PREFIXES']);
+// Read by the relay once the ingest branch lands (demand heartbeats).
+const RELAY_VARIABLES_PENDING = new Set(['RELAY_DEMAND_PREFIXES']);
 const DNS_PORT = 53;
 
 /** The variable names a config schema reads: its object's keys, through any refine/transform pipe. */
