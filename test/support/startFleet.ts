@@ -43,8 +43,15 @@ export function metricValue(text: string, name: string, labels?: string): number
  * A real fleet on loopback: redis-server, the auth service and relay processes, each its own
  * process on a port the kernel chose. Relays trust the auth service's JWKS over HTTP.
  */
-export async function startFleet(options: { relays?: number; relayEnv?: Record<string, string> } = {}): Promise<Fleet> {
-  const redis = await startRedis();
+export interface FleetOptions {
+  relays?: number;
+  relayEnv?: Record<string, string>;
+  /** Extra redis-server arguments, e.g. persistence for restart tests. */
+  redisArgs?: readonly string[];
+}
+
+export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
+  const redis = await startRedis(options.redisArgs === undefined ? {} : { args: options.redisArgs });
   const signingKey = await generateSigningKey('ES256', 'test-key-1');
   const auth = await spawnAuth({
     issuer: ISSUER,
@@ -86,7 +93,7 @@ export async function startFleet(options: { relays?: number; relayEnv?: Record<s
 }
 
 /** Starts a fleet before the file's tests and stops it after them; read it inside tests. */
-export function useFleet(options: { relays?: number; relayEnv?: Record<string, string> } = {}): () => Fleet {
+export function useFleet(options: FleetOptions = {}): () => Fleet {
   let fleet: Fleet | undefined;
   beforeAll(async () => {
     fleet = await startFleet(options);
