@@ -48,8 +48,14 @@ afterEach(async () => {
   cleanup = [];
 });
 
+/** A subscription started during the outage, resuming after `fromSeq`. */
+type LateJoiner = Recorder & { stream: string; fromSeq: number };
+
 /** Runs one outage while 100 subscriptions read STREAMS publishing streams; checks every sequence. */
-async function throughOutage(name: string, outage: (fleet: Fleet, publishers: OutagePublisher[]) => Promise<void>): Promise<{ totals: number[]; failures: number }> {
+async function throughOutage(
+  name: string,
+  outage: (fleet: Fleet, audience: Audience) => Promise<LateJoiner[] | void>,
+): Promise<{ totals: number[]; failures: number; late: number }> {
   const fleet = getFleet();
   const streams = Array.from({ length: STREAMS }, (_, i) => `${name}-${i}`);
   const audience = subscribeAudience(fleet, streams);
@@ -61,7 +67,8 @@ async function throughOutage(name: string, outage: (fleet: Fleet, publishers: Ou
   cleanup.push(() => Promise.all(publishers.map((p) => p.stop())));
   await waitFor(() => audience.recorders.every((r) => r.seqs.length >= 50), { timeoutMs: 30_000, message: 'subscriptions got no events before the outage' });
 
-  await outage(fleet, publishers);
+  const late = (await outage(fleet, audience)) ?? [];
+  cleanup.push(() => late.forEach((r) => r.close()));
 
   // Publishing resumed: each stream moves well past where it stood when Redis came back.
   const resumedAt = publishers.map((p) => p.published);
@@ -80,23 +87,46 @@ async function throughOutage(name: string, outage: (fleet: Fleet, publishers: Ou
     .map((r, i) => ({ i, stream: r.stream, problem: gapsAndDuplicates(r.seqs, 0, totalOf(r.stream)), state: r.sub.state, dupes: r.sub.duplicatesIgnored }))
     .filter((p) => p.problem !== null || p.dupes !== 0);
   expect(problems).toEqual([]);
-  return { totals, failures };
+  await waitFor(() => late.every((r) => r.seqs.length >= totalOf(r.stream) - r.fromSeq - 1), {
+    timeoutMs: 30_000,
+    message: 'subscriptions resumed during the outage never caught up',
+  });
+  const lateProblems = late
+    .map((r) => ({ stream: r.stream, problem: gapsAndDuplicates(r.seqs, r.fromSeq + 1, totalOf(r.stream)), recoveries: r.recoveries, dupes: r.sub.duplicatesIgnored }))
+    .filter((p) => p.problem !== null || p.dupes !== 0 || p.recoveries.length > 0);
+  expect(lateProblems).toEqual([]);
+  return { totals, failures, late: late.length };
 }
 
 describe('Redis outages', () => {
   it('Redis SIGKILLed and restarted on its port from its AOF: readyz says 503 then 200, 100 subscriptions end with every event once', async () => {
     const fleet = getFleet();
     const before = await reconnects(fleet);
-    const { totals, failures } = await throughOutage('redis-kill', async () => {
+    const { totals, failures, late } = await throughOutage('redis-kill', async (_, audience) => {
       const killed = await fleet.redis.kill('SIGKILL');
       expect(killed?.signal).toBe('SIGKILL');
       await waitFor(() => allReadyz(fleet, 503), { timeoutMs: 10_000, message: 'relays kept reporting ready with Redis dead' });
+      // Clients that come back while Redis is down: refused as retryable, they retry until it is back.
+      const joiners: LateJoiner[] = [];
+      for (const source of audience.recorders.slice(0, 2 * STREAMS)) {
+        const fromSeq = 9;
+        const from = source.ids[fromSeq];
+        if (from === undefined) throw new Error('no id to resume from');
+        const relay = fleet.relays[joiners.length % fleet.relays.length];
+        if (relay === undefined) throw new Error('no relay');
+        joiners.push({ ...record(fleet, [relay.url], source.stream, { from }), stream: source.stream, fromSeq });
+      }
+      await waitFor(() => joiners.every((j) => j.errors.some((e) => e.code === 'stream_unavailable')), {
+        timeoutMs: 10_000,
+        message: 'resumes during the outage were not refused as stream_unavailable',
+      });
       await fleet.redis.restart();
       await waitFor(() => allReadyz(fleet, 200), { timeoutMs: 20_000, message: 'relays never became ready after Redis came back' });
+      return joiners;
     });
     const after = await reconnects(fleet);
     for (const [i, count] of after.entries()) expect(count).toBeGreaterThan(before[i] ?? 0);
-    console.log(`redis kill: totals per stream ${totals.join(',')}, publish failures reconciled ${failures}, reconnects ${before.join(',')} -> ${after.join(',')}`);
+    console.log(`redis kill: totals per stream ${totals.join(',')}, publish failures reconciled ${failures}, ${late} resumes started during the outage, reconnects ${before.join(',')} -> ${after.join(',')}`);
   });
 
   it('Redis frozen (SIGSTOP) for seconds then resumed (SIGCONT): relays report it, then relays and clients recover with every event once', async () => {
