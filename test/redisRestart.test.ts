@@ -7,11 +7,11 @@ import type { Fleet, FleetRelay } from './support/startFleet.js';
 import { gapsAndDuplicates, record } from './support/recorder.js';
 import type { Recorder } from './support/recorder.js';
 import { startOutagePublisher } from './support/outagePublisher.js';
-import type { OutagePublisher } from './support/outagePublisher.js';
 
 // Every acknowledged XADD is on disk before its reply (and before any reader sees it), so a
 // SIGKILLed Redis comes back from its AOF with exactly the entries anyone was told about.
-const getFleet = useFleet({ relays: 2, redisArgs: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+// A short XREAD block makes a reader's dead-socket timeout (block + 5 s) fit in a test.
+const getFleet = useFleet({ relays: 2, redisArgs: ['--appendonly', 'yes', '--appendfsync', 'always'], relayEnv: { RELAY_XREAD_BLOCK_MS: '1000' } });
 
 const STREAMS = 5;
 const CLIENTS_PER_RELAY = 10;
@@ -40,7 +40,10 @@ function subscribeAudience(fleet: Fleet, streams: readonly string[]): Audience {
 const readyz = async (relay: FleetRelay): Promise<number> => (await fetch(`${relay.httpUrl}/readyz`)).status;
 const allReadyz = async (fleet: Fleet, status: number): Promise<boolean> =>
   (await Promise.all(fleet.relays.map(readyz))).every((s) => s === status);
-const reconnects = async (fleet: Fleet): Promise<number[]> => Promise.all(fleet.relays.map(async (r) => metricValue(await r.metrics(), RECONNECTS)));
+const reconnects = async (fleet: Fleet, labels?: string): Promise<number[]> =>
+  Promise.all(fleet.relays.map(async (r) => metricValue(await r.metrics(), RECONNECTS, labels)));
+const connectionErrors = async (fleet: Fleet): Promise<number[]> =>
+  Promise.all(fleet.relays.map(async (r) => metricValue(await r.metrics(), 'streamgate_relay_redis_errors_total', 'operation="connection"')));
 
 let cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -131,18 +134,27 @@ describe('Redis outages', () => {
 
   it('Redis frozen (SIGSTOP) for seconds then resumed (SIGCONT): relays report it, then relays and clients recover with every event once', async () => {
     const fleet = getFleet();
+    const readersBefore = await reconnects(fleet, 'connection="reader"');
     const { totals } = await throughOutage('redis-stop', async () => {
       const service = fleet.redis.service;
       if (service === undefined) throw new Error('redis is not running');
+      const errorsBefore = await connectionErrors(fleet);
       expect(service.signal('SIGSTOP')).toBe(true);
       try {
         // A frozen Redis keeps its sockets open: only a probe that times out can see it.
         await waitFor(() => allReadyz(fleet, 503), { timeoutMs: 15_000, message: 'relays kept reporting ready with Redis frozen' });
+        // Like a half-open connection, the silent reader socket is given up on and replaced.
+        await waitFor(async () => (await connectionErrors(fleet)).every((n, i) => n > (errorsBefore[i] ?? 0)), {
+          timeoutMs: 15_000,
+          message: 'relays kept waiting on a reader socket that had gone silent',
+        });
       } finally {
         service.signal('SIGCONT');
       }
       await waitFor(() => allReadyz(fleet, 200), { timeoutMs: 20_000, message: 'relays never became ready after Redis resumed' });
     });
-    console.log(`redis stop: totals per stream ${totals.join(',')}`);
+    const readersAfter = await reconnects(fleet, 'connection="reader"');
+    for (const [i, count] of readersAfter.entries()) expect(count).toBeGreaterThan(readersBefore[i] ?? 0);
+    console.log(`redis stop: totals per stream ${totals.join(',')}, reader reconnects ${readersBefore.join(',')} -> ${readersAfter.join(',')}`);
   });
 });

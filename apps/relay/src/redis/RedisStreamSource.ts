@@ -27,6 +27,8 @@ export interface RedisSourceOptions {
 
 type PipelineReply = [Error | null, unknown];
 
+const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
+
 /**
  * StreamSource over one Redis instance: one command connection (XINFO, XRANGE, CLIENT UNBLOCK)
  * and as few blocking readers as the stream count needs (`maxStreamsPerReader` each), so a pod
@@ -40,7 +42,9 @@ export class RedisStreamSource implements StreamSource {
   private probeSentAt: number | null = null;
 
   constructor(private readonly options: RedisSourceOptions) {
-    this.command = this.connect('cmd', { maxRetriesPerRequest: 1 });
+    // The probe keeps a command outstanding every second, so a connection that stops delivering
+    // data for this long is dead (half-open after a partition or a host loss) and is replaced.
+    this.command = this.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
     this.command.on('error', (error: Error) => options.onError('connection', error));
     this.probeTimer = setInterval(() => this.probe(), options.probeIntervalMs ?? 1_000);
     this.probeTimer.unref();
@@ -169,7 +173,14 @@ export class RedisStreamSource implements StreamSource {
     const index = this.readers.length;
     // A blocked XREAD must wait as long as it likes. It is not resent after a reconnect: the
     // loop re-issues it with the same explicit ids once it knows the new CLIENT ID.
-    const connection = this.connect(`read${index}`, { maxRetriesPerRequest: null, autoResendUnfulfilledCommands: false });
+    // A blocked XREAD answers within blockMs (nil on timeout), so silence well past it means the
+    // socket is dead: without this a half-open reader waits for TCP keepalive (many minutes)
+    // while the command connection, and readiness, look fine.
+    const connection = this.connect(`read${index}`, {
+      maxRetriesPerRequest: null,
+      autoResendUnfulfilledCommands: false,
+      socketTimeout: this.options.blockMs + Math.max(5_000, this.options.blockMs),
+    });
     connection.on('error', (error: Error) => this.options.onError('connection', error));
     return new RedisBatchReader({
       connection,
