@@ -71,14 +71,17 @@ describe('refusal matrix', () => {
     ];
 
     const before = await relay.metrics();
-    // Publishing runs while every refusal is answered.
-    const total = 2_000;
-    const publishing = publishSequence(fleet.redis.client(), stream, 0, total, 5);
     const socket = await openRawSocket(relay.url);
+    let publishing: Promise<unknown> = Promise.resolve();
+    const total = 2_000;
     try {
-      // The refresh cases need a live subscription to refresh.
+      // The refresh cases need a live subscription to refresh; it is live before publishing
+      // starts, so it too must receive every event.
       socket.send(JSON.stringify({ op: 'subscribe', sid: 'good', token: good.token }));
       expect(await socket.next((f) => f.op === 'subscribed' && f.sid === 'good')).toMatchObject({ recovery: 'fresh' });
+      await socket.next((f) => f.op === 'live' && f.sid === 'good');
+      // Publishing runs while every refusal is answered.
+      publishing = publishSequence(fleet.redis.client(), stream, 0, total, 5);
 
       for (const c of cases) {
         const { frame } = c;
@@ -106,10 +109,9 @@ describe('refusal matrix', () => {
       expect(bystander.errors).toEqual([]);
 
       // The socket that was refused fifteen times still got every event of its good subscription.
-      await waitFor(() => socket.frames.filter((f) => f.op === 'event').length >= total, {
-        timeoutMs: 30_000,
-        message: 'the refused socket lost its good subscription',
-      });
+      const goodSeqs = (): number[] => socket.frames.flatMap((f) => (f.op === 'event' ? [(f.data as { seq: number }).seq] : []));
+      await waitFor(() => goodSeqs().length >= total, { timeoutMs: 30_000, message: 'the refused socket lost its good subscription' });
+      expect(gapsAndDuplicates(goodSeqs(), 0, total)).toBeNull();
 
       const after = await relay.metrics();
       const expected = new Map<string, number>();
@@ -119,6 +121,9 @@ describe('refusal matrix', () => {
       }
       expect(metricValue(after, 'streamgate_relay_token_refreshes_total', 'outcome="refused"')).toBe(2);
     } finally {
+      // Awaited (and its failure reported) in the body; here only so that an early assertion
+      // failure does not leave it running into the fleet's shutdown.
+      await publishing.catch(() => undefined);
       socket.close();
       bystander.close();
     }
