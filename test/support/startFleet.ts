@@ -47,10 +47,12 @@ export interface FleetOptions {
   relays?: number;
   relayEnv?: Record<string, string>;
   authEnv?: Record<string, string>;
+  /** Extra redis-server arguments, e.g. persistence for restart tests. */
+  redisArgs?: readonly string[];
 }
 
 export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
-  const redis = await startRedis();
+  const redis = await startRedis(options.redisArgs === undefined ? {} : { args: options.redisArgs });
   const signingKey = await generateSigningKey('ES256', 'test-key-1');
   const auth = await spawnAuth({
     issuer: ISSUER,

@@ -25,6 +25,12 @@ export class RelayMetrics {
     labelNames: ['operation'] as const,
     registers: [this.registry],
   });
+  readonly redisReconnects = new Counter({
+    name: 'streamgate_relay_redis_reconnects_total',
+    help: 'Redis connections ready again after a loss, by role (command or reader)',
+    labelNames: ['connection'] as const,
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: 'streamgate_relay_auth_failures_total',
     help: 'Refused tokens by reason',

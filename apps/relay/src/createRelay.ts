@@ -78,6 +78,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         log.warn({ err: error, operation, target }, 'redis error');
       },
       onRead: (kind) => metrics.redisReads.inc({ kind }),
+      onReconnect: (connection) => metrics.redisReconnects.inc({ connection }),
     });
     sources.push(source);
     hub = new StreamHub({

@@ -35,6 +35,19 @@ describe('startRedis', () => {
     await waitFor(async () => (await client.get('k')) === null, { timeoutMs: 5_000, message: 'client reconnected' });
   });
 
+  it('keeps its directory across a restart, so a server started with an AOF comes back with its data', async () => {
+    await using redis = await startRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+    const client = redis.client({ maxRetriesPerRequest: null });
+    // Refused reconnects while the server is down are expected; collected, not left unhandled.
+    const connectionErrors: Error[] = [];
+    client.on('error', (error: Error) => connectionErrors.push(error));
+    await client.xadd('s', '*', 'data', '{"n":1}');
+    await redis.kill();
+    await redis.restart();
+    await waitFor(async () => (await client.xlen('s')) === 1, { timeoutMs: 5_000, message: 'entry survived the kill' });
+    expect(connectionErrors.every((e) => /ECONNREFUSED|ECONNRESET/.test(e.message))).toBe(true);
+  });
+
   it('runs two servers side by side', async () => {
     await using a = await startRedis();
     await using b = await startRedis();

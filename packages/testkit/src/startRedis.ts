@@ -31,7 +31,10 @@ export interface RedisServer extends AsyncDisposable {
   client(options?: RedisOptions): Redis;
   /** Kills the server (default SIGKILL: an outage, not a shutdown); connections stay open and retry. */
   kill(signal?: NodeJS.Signals): Promise<ExitStatus | undefined>;
-  /** Stops the server if running and starts an empty one on the same port. */
+  /**
+   * Stops the server if running and starts it again on the same port and directory: empty by
+   * default, or from its AOF when started with `args: ['--appendonly', 'yes', …]`.
+   */
   restart(): Promise<void>;
   /** Closes every client, stops the server, removes its directory. Idempotent. */
   stop(): Promise<void>;

@@ -20,7 +20,7 @@ export interface HttpAnswer {
 export interface UwsServerOptions {
   readonly host: string;
   readonly port: number;
-  /** Frames above this are cut by uWS itself (close 1009); below it the app answers oversize frames. */
+  /** Frames above this are cut by uWS itself (socket dropped, the client sees 1006); below it the app answers oversize frames. */
   readonly hardMaxPayloadBytes: number;
   readonly maxBackpressureBytes: number;
   readonly idleTimeoutSeconds: number;

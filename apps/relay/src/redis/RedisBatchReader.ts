@@ -107,17 +107,20 @@ export class RedisBatchReader {
         this.idleWake = null;
         continue;
       }
-      this.dirty = false;
-      const keys = [...this.cursors.keys()];
-      const ids = keys.map((k) => this.cursors.get(k) as StreamId);
+      let keys: StreamName[] = [];
       try {
         // Learn the id before blocking: it is what CLIENT UNBLOCK needs to wake this read.
         if (this.clientId === null) this.clientId = Number(await this.options.connection.call('CLIENT', ['ID']));
+        // The key set is taken only now, in the same tick as inFlight is set: a stream added
+        // while CLIENT ID was out used to miss both this read and the unblock (inFlight was
+        // still false), and waited out the whole block timeout.
+        if (this.cursors.size === 0) continue;
+        this.dirty = false;
+        keys = [...this.cursors.keys()];
+        const ids = keys.map((k) => this.cursors.get(k) as StreamId);
         this.inFlight = true;
         const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
         const read = this.options.connection.call('XREAD', ['COUNT', this.options.count, 'BLOCK', this.options.blockMs, 'STREAMS', ...keys, ...ids]);
-        // A stream added while CLIENT ID was awaited found no read to wake; this one is already stale.
-        if (this.dirty && !this.unblocking) void this.unblockInFlight();
         const reply = await Promise.race([read, lost]);
         this.abortRead = null;
         this.inFlight = false;

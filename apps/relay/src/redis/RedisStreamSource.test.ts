@@ -35,6 +35,44 @@ function source(blockMs: number) {
 }
 
 describe('RedisStreamSource', () => {
+  it('reports a frozen server unhealthy once a PING goes unanswered, healthy again when it answers, and counts reconnects', async () => {
+    await using frozen = await startRedis();
+    const reconnects: string[] = [];
+    const src = new RedisStreamSource({
+      target: frozen.url,
+      username: undefined,
+      password: undefined,
+      blockMs: 1_000,
+      readCount: 100,
+      maxStreamsPerReader: 1_000,
+      connectionName: 'probe-test',
+      listener: { entries: () => undefined, failed: () => undefined },
+      onError: () => undefined,
+      onRead: () => undefined,
+      onReconnect: (connection) => reconnects.push(connection),
+      probeIntervalMs: 100,
+      probeTimeoutMs: 300,
+    });
+    try {
+      src.watch('probe-a', '0-0');
+      await waitFor(() => src.healthy, { timeoutMs: 5_000, message: 'source never became healthy' });
+      const service = frozen.service;
+      if (service === undefined) throw new Error('redis not running');
+      service.signal('SIGSTOP');
+      try {
+        await waitFor(() => !src.healthy, { timeoutMs: 5_000, message: 'a frozen Redis still looked healthy' });
+      } finally {
+        service.signal('SIGCONT');
+      }
+      await waitFor(() => src.healthy, { timeoutMs: 5_000, message: 'source stayed unhealthy after Redis resumed' });
+      expect(reconnects).toEqual([]);
+      await frozen.client().call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await waitFor(() => reconnects.includes('command') && reconnects.includes('reader'), { timeoutMs: 10_000, message: 'reconnects were not reported' });
+    } finally {
+      await src.close();
+    }
+  });
+
   it('adds a stream to a blocked batched read at once, not after the block timeout', async () => {
     const { src, got } = source(30_000);
     const r = redis.client();

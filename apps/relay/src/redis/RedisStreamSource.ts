@@ -16,10 +16,18 @@ export interface RedisSourceOptions {
   readonly listener: SourceListener;
   readonly onError: (operation: string, error: Error) => void;
   readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo') => void;
+  /** A connection became ready again after losing its server. */
+  readonly onReconnect?: (connection: 'command' | 'reader') => void;
   readonly connectionName: string;
+  /** How often the command connection is probed with PING. Default 1 000 ms. */
+  readonly probeIntervalMs?: number;
+  /** A PING unanswered this long marks the source unhealthy until one is answered. Default 2 000 ms. */
+  readonly probeTimeoutMs?: number;
 }
 
 type PipelineReply = [Error | null, unknown];
+
+const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
 
 /**
  * StreamSource over one Redis instance: one command connection (XINFO, XRANGE, CLIENT UNBLOCK)
@@ -30,14 +38,38 @@ export class RedisStreamSource implements StreamSource {
   private readonly command: Redis;
   private readonly readers: RedisBatchReader[] = [];
   private readonly readerOf = new Map<StreamName, RedisBatchReader>();
+  private readonly probeTimer: NodeJS.Timeout;
+  private probeSentAt: number | null = null;
 
   constructor(private readonly options: RedisSourceOptions) {
-    this.command = this.connect('cmd', { maxRetriesPerRequest: 1 });
+    // The probe keeps a command outstanding every second, so a connection that stops delivering
+    // data for this long is dead (half-open after a partition or a host loss) and is replaced.
+    this.command = this.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
     this.command.on('error', (error: Error) => options.onError('connection', error));
+    this.probeTimer = setInterval(() => this.probe(), options.probeIntervalMs ?? 1_000);
+    this.probeTimer.unref();
   }
 
+  /**
+   * Connected, and answering. A frozen or partitioned Redis keeps its sockets open (ioredis still
+   * says `ready`) while every read waits forever; only an unanswered PING shows it.
+   */
   get healthy(): boolean {
-    return this.command.status === 'ready' && this.readers.every((r) => r.ready);
+    const stalled = this.probeSentAt !== null && Date.now() - this.probeSentAt > (this.options.probeTimeoutMs ?? 2_000);
+    return !stalled && this.command.status === 'ready' && this.readers.every((r) => r.ready);
+  }
+
+  /** One PING at a time: a stalled server is not sent a pile of them. */
+  private probe(): void {
+    if (this.probeSentAt !== null || this.command.status !== 'ready') return;
+    this.probeSentAt = Date.now();
+    this.command.ping().then(
+      () => (this.probeSentAt = null),
+      (error: unknown) => {
+        this.probeSentAt = null;
+        this.options.onError('ping', error as Error);
+      },
+    );
   }
 
   async inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
@@ -98,6 +130,7 @@ export class RedisStreamSource implements StreamSource {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.probeTimer);
     await Promise.all(this.readers.map((r) => r.close()));
     this.command.disconnect();
   }
@@ -140,7 +173,14 @@ export class RedisStreamSource implements StreamSource {
     const index = this.readers.length;
     // A blocked XREAD must wait as long as it likes. It is not resent after a reconnect: the
     // loop re-issues it with the same explicit ids once it knows the new CLIENT ID.
-    const connection = this.connect(`read${index}`, { maxRetriesPerRequest: null, autoResendUnfulfilledCommands: false });
+    // A blocked XREAD answers within blockMs (nil on timeout), so silence well past it means the
+    // socket is dead: without this a half-open reader waits for TCP keepalive (many minutes)
+    // while the command connection, and readiness, look fine.
+    const connection = this.connect(`read${index}`, {
+      maxRetriesPerRequest: null,
+      autoResendUnfulfilledCommands: false,
+      socketTimeout: this.options.blockMs + Math.max(5_000, this.options.blockMs),
+    });
     connection.on('error', (error: Error) => this.options.onError('connection', error));
     return new RedisBatchReader({
       connection,
@@ -162,7 +202,7 @@ export class RedisStreamSource implements StreamSource {
   }
 
   private connect(role: string, extra: RedisOptions): Redis {
-    return new Redis(this.options.target, {
+    const connection = new Redis(this.options.target, {
       username: this.options.username,
       password: this.options.password,
       connectionName: `${this.options.connectionName}:${role}`,
@@ -172,6 +212,12 @@ export class RedisStreamSource implements StreamSource {
       retryStrategy: (times) => Math.min(5_000, 50 * 2 ** Math.min(times, 7)) * (0.5 + Math.random() / 2),
       ...extra,
     });
+    let wasReady = false;
+    connection.on('ready', () => {
+      if (wasReady) this.options.onReconnect?.(role === 'cmd' ? 'command' : 'reader');
+      wasReady = true;
+    });
+    return connection;
   }
 
   private classify(error: Error): SourceError {
