@@ -15,6 +15,8 @@ import { rawText } from './support/rawSocket.js';
 
 const LISTENERS = 100;
 const PER_ROUND = 160;
+const WARMUP = 40;
+const TOTAL = WARMUP + 2 * PER_ROUND;
 /** One entry every 50 ms: 640 KB/s to each socket, so the 101 sockets stay well inside what one core parses. */
 const TICK_MS = 50;
 // The kernel absorbs about 4 MB for a socket nobody reads (loopback send-buffer autotuning)
@@ -86,12 +88,12 @@ async function stalledReader(
   return { ids, seqs, start: () => start, closed, resume: () => ws.resume() };
 }
 
-async function round(fleet: Fleet, stream: string, from: number, received: Array<number[]>): Promise<void> {
+async function round(fleet: Fleet, stream: string, from: number, count: number, received: Array<number[]>): Promise<void> {
   const redis = fleet.redis.client();
-  await publishPaced(redis, stream, from, from + PER_ROUND, 1);
-  await waitFor(() => received.every((r) => r.length >= from + PER_ROUND), {
+  await publishPaced(redis, stream, from, from + count, 1);
+  await waitFor(() => received.every((r) => r.length >= from + count), {
     timeoutMs: 30_000,
-    message: `listeners never received round ending at ${from + PER_ROUND}`,
+    message: `listeners never received round ending at ${from + count}`,
   });
 }
 
@@ -103,7 +105,8 @@ describe('slow consumers', () => {
     const stream = 'slow-consumer';
     const received: number[][] = [];
     const latencies: number[][] = [[], []];
-    let phase = 0;
+    // -1 records nothing: the warm-up round, so JIT and socket buffers settle before the baseline.
+    let phase = -1;
     const clients: RelayClient[] = [];
     try {
       for (let i = 0; i < LISTENERS; i++) {
@@ -124,21 +127,23 @@ describe('slow consumers', () => {
         message: 'listeners never all subscribed',
       });
 
+      await round(fleet, stream, 0, WARMUP, received);
       // Round 0: no slow client, the baseline.
-      await round(fleet, stream, 0, received);
+      phase = 0;
+      await round(fleet, stream, WARMUP, PER_ROUND, received);
 
       // Round 1: the same load with a client that stops reading.
       phase = 1;
       const token = await fleet.trpc.demo.token.query({ stream, user: 'bob' });
       const slow = await stalledReader(relay.url, token.token);
       const cutsBefore = metricValue(await relay.metrics(), 'streamgate_relay_slow_consumer_cuts_total');
-      await round(fleet, stream, PER_ROUND, received);
+      await round(fleet, stream, WARMUP + PER_ROUND, PER_ROUND, received);
       await waitFor(async () => metricValue(await relay.metrics(), 'streamgate_relay_slow_consumer_cuts_total') > cutsBefore, {
         timeoutMs: 20_000,
         message: 'the stalled reader was never cut',
       });
 
-      for (const r of received) expect(gapsAndDuplicates(r, 0, 2 * PER_ROUND)).toBeNull();
+      for (const r of received) expect(gapsAndDuplicates(r, 0, TOTAL)).toBeNull();
       const [base, withSlow] = latencies.map(p99) as [number, number];
       console.log(`p99 latency of ${LISTENERS} listeners: ${base} ms alone, ${withSlow} ms beside a stalled reader`);
       expect(withSlow).toBeLessThanOrEqual(2 * base);
@@ -155,13 +160,13 @@ describe('slow consumers', () => {
         ...(last === undefined ? {} : { from: last }),
         onEvent: (data) => rest.push(data.seq),
       });
-      // It subscribed fresh just before round 1, so everything from seq PER_ROUND on is its due.
-      const first = PER_ROUND;
-      await waitFor(() => slow.seqs.length + rest.length >= 2 * PER_ROUND - first, {
+      // It subscribed fresh just before round 1, so everything from that round's first seq on is its due.
+      const first = WARMUP + PER_ROUND;
+      await waitFor(() => slow.seqs.length + rest.length >= TOTAL - first, {
         timeoutMs: 20_000,
         message: 'the cut client never caught up',
       });
-      expect(gapsAndDuplicates([...slow.seqs, ...rest], first, 2 * PER_ROUND)).toBeNull();
+      expect(gapsAndDuplicates([...slow.seqs, ...rest], first, TOTAL)).toBeNull();
     } finally {
       for (const c of clients) c.close();
     }
