@@ -1,0 +1,150 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FanoutResult, StepResult } from './fanoutBench.js';
+import { fmtRate } from './fanoutBench.js';
+import type { ServerKind } from './loadgen/protocols.js';
+import { SERVER_KINDS } from './loadgen/protocols.js';
+import type { MemoryResult } from './memoryBench.js';
+import type { Scale } from './scale.js';
+import type { StormResult } from './stormBench.js';
+
+export interface ServerResults {
+  fanout: FanoutResult[];
+  memory: MemoryResult | null;
+  storm: StormResult | null;
+}
+
+export interface BenchResults {
+  scale: string;
+  startedAt: string;
+  durationS: number;
+  machine: { cores: number; model: string; node: string; loadAverageAtStart: number; loadAverageAtEnd: number };
+  scaleConfig: Scale;
+  socketioDefaults: Record<string, unknown> | null;
+  servers: Partial<Record<ServerKind, ServerResults>>;
+}
+
+const LABEL: Record<ServerKind, string> = { relay: 'streamgate relay', socketio: 'Socket.IO 4 + redis-streams', wsrelay: 'ws + ioredis relay', uws: 'uWS publish (ceiling)' };
+const COLOR: Record<ServerKind, string> = { relay: '#2563eb', socketio: '#dc2626', wsrelay: '#d97706', uws: '#6b7280' };
+
+function kneeCell(r: FanoutResult | undefined): string {
+  if (r === undefined) return '—';
+  if (r.knee === null) return `< ${fmtRate(r.steps.reduce((m, s) => Math.min(m, s.rate), Infinity))}`;
+  const cpu = `${(r.knee.serverCpu * 100).toFixed(0)}% cpu`;
+  return `${r.kneeIsLowerBound ? '≥ ' : ''}${fmtRate(r.knee.rate)}${r.clientBound === true ? ' †' : ''} (${cpu})`;
+}
+
+function ratio(a: StepResult | null | undefined, b: StepResult | null | undefined): string {
+  if (a === null || a === undefined || b === null || b === undefined) return '—';
+  return `${(a.rate / b.rate).toFixed(2)}×`;
+}
+
+function latencyCell(s: StepResult | null | undefined): string {
+  if (s === null || s === undefined) return '—';
+  const warn = s.pass ? '' : ` (${(s.deliveredRatio * 100).toFixed(1)}% delivered)`;
+  return `${s.p50Ms.toFixed(1)} / ${s.p99Ms.toFixed(1)}${warn}`;
+}
+
+export function renderMarkdown(r: BenchResults): string {
+  const kinds = SERVER_KINDS.filter((k) => r.servers[k] !== undefined);
+  const workloads = [...new Set(kinds.flatMap((k) => r.servers[k]?.fanout.map((f) => f.workload) ?? []))];
+  const fan = (k: ServerKind, w: string) => r.servers[k]?.fanout.find((f) => f.workload === w);
+  const lines: string[] = [];
+  lines.push(`Run ${r.startedAt}, scale \`${r.scale}\`, ${r.durationS.toFixed(0)} s; ${r.machine.cores} cores (${r.machine.model}), Node ${r.machine.node}; ` +
+    `load average ${r.machine.loadAverageAtStart.toFixed(2)} at start, ${r.machine.loadAverageAtEnd.toFixed(2)} at end.`);
+  lines.push('');
+  lines.push('**Deliveries/s at the knee** (highest offered rate with p99 < 100 ms and ≥ 99.9% delivered; server CPU at that step, 100% = one core; † = client-bound: the server used < 90% of a core)');
+  lines.push('');
+  lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay ÷ Socket.IO | relay ÷ uWS |`);
+  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
+  for (const w of workloads) {
+    lines.push(`| ${w} | ${kinds.map((k) => kneeCell(fan(k, w))).join(' | ')} | ${ratio(fan('relay', w)?.knee, fan('socketio', w)?.knee)} | ${ratio(fan('relay', w)?.knee, fan('uws', w)?.knee)} |`);
+  }
+  lines.push('');
+  lines.push(`**Latency p50 / p99 (ms) at a fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**, measured from each event's intended send time; and the relay's at half its knee`);
+  lines.push('');
+  lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay at ½ knee |`);
+  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- |`);
+  for (const w of workloads) {
+    const half = fan('relay', w)?.halfKnee;
+    const halfCell = half === null || half === undefined ? '—' : `${latencyCell(half)} at ${fmtRate(half.rate)}/s`;
+    lines.push(`| ${w} | ${kinds.map((k) => latencyCell(fan(k, w)?.fixed)).join(' | ')} | ${halfCell} |`);
+  }
+  lines.push('');
+  lines.push('**Idle connections and reconnect storm**');
+  lines.push('');
+  lines.push(`| | ${kinds.map((k) => LABEL[k]).join(' | ')} |`);
+  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} |`);
+  const mem = (k: ServerKind) => {
+    const m = r.servers[k]?.memory;
+    return m === null || m === undefined ? '—' : `${(m.bytesPerConnection / 1024).toFixed(1)} KB`;
+  };
+  const storm = (k: ServerKind, f: (s: StormResult) => string) => {
+    const s = r.servers[k]?.storm;
+    return s === null || s === undefined ? '—' : f(s);
+  };
+  lines.push(`| bytes per idle connection (RSS slope after GC) | ${kinds.map(mem).join(' | ')} |`);
+  lines.push(`| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? 'never' : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`);
+  lines.push(`| storm: events missed / duplicated (all clients) | ${kinds.map((k) => storm(k, (s) => `${s.missed} / ${s.duplicates}`)).join(' | ')} |`);
+  lines.push('');
+  if (r.socketioDefaults !== null) lines.push(`Socket.IO settings (its defaults, WebSocket transport only): \`${JSON.stringify(r.socketioDefaults)}\``);
+  return `${lines.join('\n')}\n`;
+}
+
+export function renderSvg(r: BenchResults): string {
+  const kinds = SERVER_KINDS.filter((k) => r.servers[k] !== undefined);
+  const workloads = [...new Set(kinds.flatMap((k) => r.servers[k]?.fanout.map((f) => f.workload) ?? []))];
+  const value = (k: ServerKind, w: string) => r.servers[k]?.fanout.find((f) => f.workload === w)?.knee?.rate ?? 0;
+  const max = Math.max(1, ...kinds.flatMap((k) => workloads.map((w) => value(k, w))));
+  const width = 960;
+  const height = 440;
+  const left = 70;
+  const top = 50;
+  const plotH = 300;
+  const groupW = (width - left - 20) / Math.max(1, workloads.length);
+  const barW = Math.min(36, (groupW - 16) / Math.max(1, kinds.length));
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`);
+  out.push(`<rect width="${width}" height="${height}" fill="white"/>`);
+  out.push(`<text x="${left}" y="22" font-size="14" font-weight="bold">Deliveries/s at the knee (p99 &lt; 100 ms, ≥ 99.9% delivered) — ${r.machine.cores} cores, one run</text>`);
+  for (let i = 0; i <= 4; i++) {
+    const v = (max * i) / 4;
+    const y = top + plotH - (plotH * i) / 4;
+    out.push(`<line x1="${left}" x2="${width - 20}" y1="${y}" y2="${y}" stroke="#e5e7eb"/>`);
+    out.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end">${fmtRate(v)}</text>`);
+  }
+  workloads.forEach((w, gi) => {
+    const gx = left + gi * groupW + 8;
+    kinds.forEach((k, ki) => {
+      const v = value(k, w);
+      const h = (plotH * v) / max;
+      const x = gx + ki * barW;
+      const y = top + plotH - h;
+      const f = r.servers[k]?.fanout.find((x2) => x2.workload === w);
+      out.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLOR[k]}"${f?.clientBound === true ? ' fill-opacity="0.55"' : ''}/>`);
+      if (v > 0) out.push(`<text x="${(x + barW / 2 - 1).toFixed(1)}" y="${(y - 3).toFixed(1)}" text-anchor="middle" font-size="9">${fmtRate(v)}</text>`);
+    });
+    out.push(`<text x="${(gx + (kinds.length * barW) / 2).toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${escapeXml(w)}</text>`);
+  });
+  kinds.forEach((k, i) => {
+    const x = left + i * 210;
+    out.push(`<rect x="${x}" y="${height - 40}" width="12" height="12" fill="${COLOR[k]}"/>`);
+    out.push(`<text x="${x + 18}" y="${height - 30}">${escapeXml(LABEL[k])}</text>`);
+  });
+  out.push(`<text x="${left}" y="${height - 10}" fill="#6b7280">Paler bars: client-bound (the server used &lt; 90% of a core at its knee). Loopback, one load generator for all servers.</text>`);
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}
+
+function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function writeReport(r: BenchResults, dir: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  const files = [join(dir, 'results.md'), join(dir, 'results.json'), join(dir, 'chart.svg')];
+  writeFileSync(files[0] ?? '', renderMarkdown(r));
+  writeFileSync(files[1] ?? '', `${JSON.stringify(r, null, 2)}\n`);
+  writeFileSync(files[2] ?? '', renderSvg(r));
+  return files;
+}
