@@ -75,7 +75,7 @@ const BenchEnv = z.object({
     .default('fanout,memory,storm')
     .transform((s) => s.split(',').map((k) => k.trim()))
     .pipe(z.array(z.enum(['fanout', 'memory', 'storm'])).min(1)),
-  /** Only the fan-out workloads whose name contains this. */
+  /** Only the fan-out workload of this name, else those whose name contains it. */
   BENCH_WORKLOAD: z.string().optional(),
   /** Write a CPU profile of every relay process into this directory. */
   BENCH_PROFILE_DIR: z.string().optional(),
@@ -98,7 +98,9 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const e = parsed.data;
   const base = e.BENCH_SCALE === 'quick' ? QUICK : FULL;
   const filter = e.BENCH_WORKLOAD;
-  const scale = filter === undefined ? base : { ...base, fanout: base.fanout.filter((w) => w.name.includes(filter)) };
+  const exact = base.fanout.filter((w) => w.name === filter);
+  const chosen = exact.length > 0 ? exact : base.fanout.filter((w) => filter === undefined || w.name.includes(filter));
+  const scale = { ...base, fanout: chosen };
   return { scale, servers: e.BENCH_SERVERS, parts: new Set(e.BENCH_PARTS), profileDir: e.BENCH_PROFILE_DIR, outDir: e.BENCH_OUT_DIR };
 }
 
