@@ -93,6 +93,10 @@ export class LoadFleet {
     return total;
   }
 
+  async retarget(port: number): Promise<void> {
+    await Promise.all(this.workers.map((w) => this.request(w, { type: 'retarget', port })));
+  }
+
   async closeAll(): Promise<void> {
     await Promise.all(this.workers.map((w) => this.request(w, { type: 'closeAll' })));
   }

@@ -10,6 +10,8 @@ export interface Publisher {
   publish(stream: string, seq: number, intendedMs: number): void;
   /** Sends what was queued in this tick. */
   flush(): void;
+  /** The server was restarted on another port (only the uWS ceiling is published to directly). */
+  retarget(port: number): void;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,9 @@ function redisPublisher(redisUrl: string): Publisher {
       pipeline = redis.pipeline();
       queued = 0;
     },
+    retarget() {
+      // Redis did not move.
+    },
     async close() {
       await redis.quit();
     },
@@ -56,6 +61,9 @@ function socketioPublisher(redisUrl: string): Publisher {
     flush() {
       // The adapter writes each emit itself.
     },
+    retarget() {
+      // Redis did not move.
+    },
     async close() {
       // A server that never listened has no engine to close: close its adapter (and the adapter's reader).
       await Promise.resolve(io.of('/').adapter.close());
@@ -65,7 +73,8 @@ function socketioPublisher(redisUrl: string): Publisher {
 }
 
 /** The uWS ceiling has no Redis: the publisher's own socket hands each event to app.publish. */
-async function uwsPublisher(port: number): Promise<Publisher> {
+async function uwsPublisher(initialPort: number): Promise<Publisher> {
+  let port = initialPort;
   let ws: WebSocket | null = null;
   let closed = false;
   let batch: string[] = [];
@@ -94,6 +103,9 @@ async function uwsPublisher(port: number): Promise<Publisher> {
       const socket = ws;
       if (socket !== null) for (const text of batch) socket.send(text);
       batch = [];
+    },
+    retarget(newPort) {
+      port = newPort;
     },
     async close() {
       closed = true;

@@ -99,7 +99,7 @@ async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<St
 
 /** After an overloaded step, waits until the backlog has drained so it does not weigh on the next. */
 async function settle(d: StepDeps): Promise<void> {
-  const end = Date.now() + 8_000;
+  const end = Date.now() + 3_000;
   let last = -1;
   while (Date.now() < end) {
     const { received } = await d.fleet.stats(false);

@@ -74,12 +74,10 @@ async function main(): Promise<void> {
 
   const fleet = LoadFleet.start(scale.workers);
   try {
-    for (const kind of options.servers) {
-      if (Date.now() - startedAt > RUN_BUDGET_MS) {
-        log(`budget of ${RUN_BUDGET_MS / 60_000} minutes spent: skipping ${kind}`);
-        continue;
-      }
-      results.servers[kind] = await benchServer(kind, options.parts, scale, key, jwksFile, fleet, options.profileDir, results);
+    for (const [i, kind] of options.servers.entries()) {
+      // Each server gets an equal share of what is left of the budget, so none is starved by another.
+      const deadline = Date.now() + (startedAt + RUN_BUDGET_MS - Date.now()) / (options.servers.length - i);
+      results.servers[kind] = await benchServer(kind, options.parts, scale, key, jwksFile, fleet, options.profileDir, results, deadline);
     }
   } finally {
     fleet.stop();
@@ -99,18 +97,26 @@ async function benchServer(
   fleet: LoadFleet,
   profileDir: string | undefined,
   results: BenchResults,
+  deadline: number,
 ): Promise<ServerResults> {
+  const overBudget = (what: string, reserveMs = 0): boolean => {
+    if (Date.now() < deadline - reserveMs) return false;
+    log(`${kind}: time budget spent, skipping ${what}`);
+    return true;
+  };
   const out: ServerResults = { fanout: [], memory: null, storm: null };
   const redis = await startRedis();
   const ctx: BenchContext = { redisUrl: redis.url, jwksFile, audience: AUDIENCE, issuer: ISSUER, profileDir };
   try {
     if (parts.has('fanout')) {
-      for (const [i, w] of scale.fanout.entries()) {
-        if (Date.now() - startedAt > RUN_BUDGET_MS) break;
-        log(`${kind}: ${w.name}`);
-        const streams = Array.from({ length: w.streams }, (_, s) => `bench:w${i}:${s}`);
-        const r = await withServer(kind, ctx, redis, async (server) => {
-          if (kind === 'socketio') results.socketioDefaults = socketioDefaults(server.listeningLine);
+      // One fresh process for all fan-out workloads of a server; each workload has its own streams.
+      await withServer(kind, ctx, redis, async (server) => {
+        if (kind === 'socketio') results.socketioDefaults = socketioDefaults(server.listeningLine);
+        for (const [i, w] of scale.fanout.entries()) {
+          // Keep time for the memory waves and the storm, which come after.
+          if (overBudget(w.name, (parts.has('memory') ? 25_000 : 0) + (parts.has('storm') ? 45_000 : 0))) break;
+          log(`${kind}: ${w.name}`);
+          const streams = Array.from({ length: w.streams }, (_, s) => `bench:w${i}:${s}`);
           const tokens = kind === 'relay' ? await mintTokens(key, redis.url, streams) : [];
           const t0 = Date.now();
           const opened = await fleet.open({ kind, port: server.port, streams, tokens, clients: assignStreams(w), trackSeq: false, reconnect: false, timeoutMs: 60_000 });
@@ -118,16 +124,15 @@ async function benchServer(
           const publisher = await createPublisher(kind, redis.url, server.port);
           try {
             const deps = { fleet, publisher, state: publishState(streams), serverPid: server.pid, redisPid: redisPid(kind, redis), scale, log };
-            return await measureFanout(deps, w, opened.failed);
+            out.fanout.push(await measureFanout(deps, w, opened.failed));
           } finally {
             await fleet.closeAll();
             await publisher.close();
           }
-        });
-        out.fanout.push(r);
-      }
+        }
+      });
     }
-    if (parts.has('memory')) {
+    if (parts.has('memory') && !overBudget('memory', parts.has('storm') ? 30_000 : 0)) {
       log(`${kind}: idle connections in ${scale.memory.waves} waves of ${scale.memory.perWave}`);
       out.memory = await withServer(kind, ctx, redis, async (server): Promise<MemoryResult> => {
         const stream = 'bench:idle';
@@ -137,7 +142,7 @@ async function benchServer(
         return m;
       });
     }
-    if (parts.has('storm')) {
+    if (parts.has('storm') && !overBudget('storm')) {
       log(`${kind}: reconnect storm of ${scale.storm.clients} clients`);
       const streams = Array.from({ length: scale.storm.streams }, (_, s) => `bench:storm:${s}`);
       const tokens = kind === 'relay' ? await mintTokens(key, redis.url, streams) : [];

@@ -37,10 +37,10 @@ const FULL: Scale = {
     // 100k subscriptions held by 10k sockets (10 each): the file-descriptor limit here is 20k.
     { name: '1,000 streams × 100', streams: 1_000, perStream: 100, clients: 10_000 },
   ],
-  firstRate: 50_000,
+  firstRate: 25_000,
   maxSteps: 7,
   stepMs: 1_500,
-  fixedRate: 50_000,
+  fixedRate: 25_000,
   memory: { waves: 5, perWave: 2_000 },
   storm: { clients: 10_000, streams: 100, eventsPerSecond: 200 },
   workers: 2,

@@ -52,8 +52,12 @@ export async function measureStorm(
   const killedAt = Date.now();
   first.service.signal('SIGKILL');
   await first.service.exited;
-  const server = await startBenchServer(first.kind, ctx, first.port);
+  // A new process on a new port, as a new pod behind a Service: uWS cannot rebind a port whose
+  // killed connections sit in TIME_WAIT. Clients that try before they hear of it back off.
+  const server = await startBenchServer(first.kind, ctx);
   const restartMs = Date.now() - killedAt;
+  await fleet.retarget(server.port);
+  publisher.retarget(server.port);
   log(`    killed and restarted in ${restartMs} ms`);
   const target = Math.ceil(opened.ready * 0.99);
   const deadline = Date.now() + 30_000;

@@ -54,6 +54,11 @@ export class LoadClient implements FrameSink {
     this.ws.close();
   }
 
+  /** The server moved (restarted elsewhere): reconnect there from now on. */
+  retarget(port: number): void {
+    this.ws.port = port;
+  }
+
   get seq(): number {
     return this.lastSeq;
   }

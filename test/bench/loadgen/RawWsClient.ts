@@ -25,7 +25,7 @@ export class RawWsClient {
   open = false;
 
   constructor(
-    private readonly port: number,
+    public port: number,
     private readonly path: string,
     private readonly sink: FrameSink,
   ) {}

@@ -106,6 +106,10 @@ process.on('message', (raw: unknown) => {
     case 'stats':
       reply(stats(command.histogram, command.lastSeq));
       return;
+    case 'retarget':
+      for (const c of clients) c.retarget(command.port);
+      reply({ type: 'ok' });
+      return;
     case 'closeAll':
       for (const c of clients) c.stop();
       clients = [];

@@ -22,6 +22,8 @@ export const WorkerCommand = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reset'), since: z.number() }),
   z.object({ type: z.literal('stats'), histogram: z.boolean(), lastSeq: z.array(z.number()).optional() }),
   z.object({ type: z.literal('closeAll') }),
+  /** The server was restarted on another port: clients reconnect there. */
+  z.object({ type: z.literal('retarget'), port: z.number().int() }),
   z.object({ type: z.literal('exit') }),
 ]);
 export type WorkerCommand = z.infer<typeof WorkerCommand>;
