@@ -17,7 +17,7 @@ export interface StepResult {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
-  /** Cores used, over the publishing window. */
+  /** Cores used, from the first publish until every event arrived (or the grace period ended). */
   readonly serverCpu: number;
   readonly redisCpu: number;
   readonly loadCpu: number;
@@ -61,14 +61,15 @@ async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<St
   const pids = [d.serverPid, d.redisPid ?? d.serverPid, ...d.fleet.pids];
   const meter = new CpuMeter(pids);
   const published = await publishOpenLoop(d.publisher, d.state, eventsPerSecond, startMs, d.scale.stepMs);
-  const cpu = meter.stop();
   const expected = published * w.perStream;
   const graceEnd = Date.now() + 1_500;
   let stats = await d.fleet.stats(false);
   while (stats.received < expected && Date.now() < graceEnd) {
-    await sleep(100);
+    await sleep(50);
     stats = await d.fleet.stats(false);
   }
+  // CPU over publishing and delivery: at low rates most of the work comes after the last publish.
+  const cpu = meter.stop();
   stats = await d.fleet.stats(true);
   const h = stats.histogram;
   const us = (v: number | undefined) => (v ?? 0) / 1000;
