@@ -21,6 +21,11 @@ export interface StepResult {
   readonly serverCpu: number;
   readonly redisCpu: number;
   readonly loadCpu: number;
+  /**
+   * CPU time the server and its Redis spent per delivery, in microseconds: what a delivery costs,
+   * which scheduling noise from other load on the machine changes far less than latency.
+   */
+  readonly serverUsPerDelivery: number;
   readonly pass: boolean;
 }
 
@@ -69,7 +74,7 @@ async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<St
     stats = await d.fleet.stats(false);
   }
   // CPU over publishing and delivery: at low rates most of the work comes after the last publish.
-  const cpu = meter.stop();
+  const { cores: cpu, wallSeconds } = meter.stop();
   stats = await d.fleet.stats(true);
   const h = stats.histogram;
   const us = (v: number | undefined) => (v ?? 0) / 1000;
@@ -88,6 +93,7 @@ async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<St
     serverCpu: cpu[0] ?? 0,
     redisCpu: d.redisPid === null ? 0 : (cpu[1] ?? 0),
     loadCpu: cpu.slice(2).reduce((a, b) => a + b, 0),
+    serverUsPerDelivery: stats.received === 0 ? 0 : (((cpu[0] ?? 0) + (d.redisPid === null ? 0 : (cpu[1] ?? 0))) * wallSeconds * 1e6) / stats.received,
     pass: deliveredRatio >= DELIVERED_MIN && p99Ms < P99_LIMIT_MS && stats.received > 0,
   };
   d.log(

@@ -25,10 +25,10 @@ export class CpuMeter {
     this.start = new Map(pids.map((pid) => [pid, safeCpu(pid)]));
   }
 
-  /** Cores used by each process over the interval (1.0 = one full core). */
-  stop(): number[] {
-    const seconds = (performance.now() - this.startedAt) / 1000;
-    return this.pids.map((pid) => (safeCpu(pid) - (this.start.get(pid) ?? 0)) / seconds);
+  /** Cores used by each process over the interval (1.0 = one full core), and the interval. */
+  stop(): { cores: number[]; wallSeconds: number } {
+    const wallSeconds = (performance.now() - this.startedAt) / 1000;
+    return { cores: this.pids.map((pid) => (safeCpu(pid) - (this.start.get(pid) ?? 0)) / wallSeconds), wallSeconds };
   }
 }
 

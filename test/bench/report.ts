@@ -71,6 +71,16 @@ export function renderMarkdown(r: BenchResults): string {
     lines.push(`| ${w} | ${kinds.map((k) => latencyCell(fan(k, w)?.fixed)).join(' | ')} | ${halfCell} |`);
   }
   lines.push('');
+  lines.push(`**Cost per delivery at the fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**: CPU µs the server and its Redis spent per event delivered (lower is better; far less sensitive to other load on the machine than latency)`);
+  lines.push('');
+  lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | Socket.IO ÷ relay | uWS ÷ relay |`);
+  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
+  const cost = (k: ServerKind, w: string): number | undefined => fan(k, w)?.fixed?.serverUsPerDelivery;
+  const costRatio = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`);
+  for (const w of workloads) {
+    lines.push(`| ${w} | ${kinds.map((k) => { const c = cost(k, w); return c === undefined ? '—' : c.toFixed(2); }).join(' | ')} | ${costRatio(cost('socketio', w), cost('relay', w))} | ${costRatio(cost('uws', w), cost('relay', w))} |`);
+  }
+  lines.push('');
   lines.push('**Idle connections and reconnect storm**');
   lines.push('');
   lines.push(`| | ${kinds.map((k) => LABEL[k]).join(' | ')} |`);
@@ -84,7 +94,8 @@ export function renderMarkdown(r: BenchResults): string {
     return s === null || s === undefined ? '—' : f(s);
   };
   lines.push(`| bytes per idle connection (RSS slope after GC) | ${kinds.map(mem).join(' | ')} |`);
-  lines.push(`| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? 'never' : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`);
+  lines.push(`| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? `not within 30 s after the restart (${(s.backShare * 100).toFixed(0)}% back)` : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`);
+  lines.push(`| storm: new process listening after (from kill) | ${kinds.map((k) => storm(k, (s) => `${(s.restartMs / 1000).toFixed(2)} s`)).join(' | ')} |`);
   lines.push(`| storm: events missed / duplicated (all clients) | ${kinds.map((k) => storm(k, (s) => `${s.missed} / ${s.duplicates}`)).join(' | ')} |`);
   lines.push('');
   if (r.socketioDefaults !== null) lines.push(`Socket.IO settings (its defaults, WebSocket transport only): \`${JSON.stringify(r.socketioDefaults)}\``);

@@ -153,7 +153,7 @@ async function benchServer(
         server = storm.server;
         out.storm = storm.result;
         const r = storm.result;
-        log(`  99% back after ${r.recoveryMs ?? 'never'} ms; ${r.missed} events missed, ${r.duplicates} duplicates (of ${r.published} published)`);
+        log(`  99% back after ${r.recoveryMs ?? 'never'} ms (${(r.backShare * 100).toFixed(0)}% back at the end); ${r.missed} events missed, ${r.duplicates} duplicates (of ${r.published} published)`);
       } finally {
         await publisher.close();
         await server.service.stop();

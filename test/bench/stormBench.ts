@@ -9,6 +9,8 @@ export interface StormResult {
   readonly clients: number;
   /** From the kill until 99% of the clients were subscribed again; null if they never were. */
   readonly recoveryMs: number | null;
+  /** Share of the clients subscribed again when the 30 s wait ended (or 99% were). */
+  readonly backShare: number;
   /** From the kill until the new process was listening. */
   readonly restartMs: number;
   /** Events some client never received (summed over clients). */
@@ -78,6 +80,7 @@ export async function measureStorm(
     result: {
       clients: opened.ready,
       recoveryMs: at99 === undefined ? null : at99 - killedAt,
+      backShare: opened.ready === 0 ? 0 : Math.min(1, back.length / opened.ready),
       restartMs,
       missed: final.gaps,
       duplicates: final.duplicates,
