@@ -102,47 +102,73 @@ export function renderMarkdown(r: BenchResults): string {
   return `${lines.join('\n')}\n`;
 }
 
+interface Panel {
+  readonly title: string;
+  readonly value: (k: ServerKind, w: string) => number;
+  readonly label: (v: number) => string;
+  readonly pale: (k: ServerKind, w: string) => boolean;
+}
+
+/** Two panels: deliveries/s at the knee, and CPU per delivery at the fixed rate. */
 export function renderSvg(r: BenchResults): string {
   const kinds = SERVER_KINDS.filter((k) => r.servers[k] !== undefined);
   const workloads = [...new Set(kinds.flatMap((k) => r.servers[k]?.fanout.map((f) => f.workload) ?? []))];
-  const value = (k: ServerKind, w: string) => r.servers[k]?.fanout.find((f) => f.workload === w)?.knee?.rate ?? 0;
-  const max = Math.max(1, ...kinds.flatMap((k) => workloads.map((w) => value(k, w))));
+  const fan = (k: ServerKind, w: string) => r.servers[k]?.fanout.find((f) => f.workload === w);
+  const panels: Panel[] = [
+    {
+      title: `Deliveries/s at the knee (p99 < 100 ms, ≥ 99.9% delivered); paler: client-bound (server < 90% of a core)`,
+      value: (k, w) => fan(k, w)?.knee?.rate ?? 0,
+      label: fmtRate,
+      pale: (k, w) => fan(k, w)?.clientBound === true,
+    },
+    {
+      title: `CPU µs per delivery, server + its Redis, at ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s (lower is better)`,
+      value: (k, w) => fan(k, w)?.fixed?.serverUsPerDelivery ?? 0,
+      label: (v) => v.toFixed(1),
+      pale: () => false,
+    },
+  ];
   const width = 960;
-  const height = 440;
   const left = 70;
-  const top = 50;
-  const plotH = 300;
+  const plotH = 240;
+  const panelH = plotH + 70;
+  const height = 40 + panels.length * panelH + 50;
   const groupW = (width - left - 20) / Math.max(1, workloads.length);
   const barW = Math.min(36, (groupW - 16) / Math.max(1, kinds.length));
   const out: string[] = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`);
   out.push(`<rect width="${width}" height="${height}" fill="white"/>`);
-  out.push(`<text x="${left}" y="22" font-size="14" font-weight="bold">Deliveries/s at the knee (p99 &lt; 100 ms, ≥ 99.9% delivered) — ${r.machine.cores} cores, one run</text>`);
-  for (let i = 0; i <= 4; i++) {
-    const v = (max * i) / 4;
-    const y = top + plotH - (plotH * i) / 4;
-    out.push(`<line x1="${left}" x2="${width - 20}" y1="${y}" y2="${y}" stroke="#e5e7eb"/>`);
-    out.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end">${fmtRate(v)}</text>`);
-  }
-  workloads.forEach((w, gi) => {
-    const gx = left + gi * groupW + 8;
-    kinds.forEach((k, ki) => {
-      const v = value(k, w);
-      const h = (plotH * v) / max;
-      const x = gx + ki * barW;
-      const y = top + plotH - h;
-      const f = r.servers[k]?.fanout.find((x2) => x2.workload === w);
-      out.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLOR[k]}"${f?.clientBound === true ? ' fill-opacity="0.55"' : ''}/>`);
-      if (v > 0) out.push(`<text x="${(x + barW / 2 - 1).toFixed(1)}" y="${(y - 3).toFixed(1)}" text-anchor="middle" font-size="9">${fmtRate(v)}</text>`);
+  out.push(
+    `<text x="${left}" y="20" font-size="14" font-weight="bold">streamgate relay vs Socket.IO, a ws relay and the uWS ceiling — ${r.machine.cores} cores, one run (${escapeXml(r.startedAt)})</text>`,
+  );
+  panels.forEach((panel, pi) => {
+    const top = 40 + pi * panelH + 30;
+    const max = Math.max(1e-9, ...kinds.flatMap((k) => workloads.map((w) => panel.value(k, w))));
+    out.push(`<text x="${left}" y="${top - 12}" font-size="12" font-weight="bold">${escapeXml(panel.title)}</text>`);
+    for (let i = 0; i <= 4; i++) {
+      const y = top + plotH - (plotH * i) / 4;
+      out.push(`<line x1="${left}" x2="${width - 20}" y1="${y}" y2="${y}" stroke="#e5e7eb"/>`);
+      out.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end">${panel.label((max * i) / 4)}</text>`);
+    }
+    workloads.forEach((w, gi) => {
+      const gx = left + gi * groupW + 8;
+      kinds.forEach((k, ki) => {
+        const v = panel.value(k, w);
+        const h = (plotH * v) / max;
+        const x = gx + ki * barW;
+        const y = top + plotH - h;
+        out.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLOR[k]}"${panel.pale(k, w) ? ' fill-opacity="0.55"' : ''}/>`);
+        out.push(`<text x="${(x + barW / 2 - 1).toFixed(1)}" y="${(y - 3).toFixed(1)}" text-anchor="middle" font-size="9">${v > 0 ? panel.label(v) : '—'}</text>`);
+      });
+      out.push(`<text x="${(gx + (kinds.length * barW) / 2).toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${escapeXml(w)}</text>`);
     });
-    out.push(`<text x="${(gx + (kinds.length * barW) / 2).toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${escapeXml(w)}</text>`);
   });
   kinds.forEach((k, i) => {
     const x = left + i * 210;
     out.push(`<rect x="${x}" y="${height - 40}" width="12" height="12" fill="${COLOR[k]}"/>`);
     out.push(`<text x="${x + 18}" y="${height - 30}">${escapeXml(LABEL[k])}</text>`);
   });
-  out.push(`<text x="${left}" y="${height - 10}" fill="#6b7280">Paler bars: client-bound (the server used &lt; 90% of a core at its knee). Loopback, one load generator for all servers.</text>`);
+  out.push(`<text x="${left}" y="${height - 10}" fill="#6b7280">Loopback, one load generator for all servers; — = no passing step (knee below the lowest step tried).</text>`);
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }
