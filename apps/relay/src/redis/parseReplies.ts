@@ -19,18 +19,35 @@ function asString(value: unknown, what: string): string {
   throw new ReplyShapeError(`${what}: expected a string`);
 }
 
+const ID_SHAPE = /^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})$/;
+
+/**
+ * Every entry of every read passes here, so the common case skips the zod schema: the shape is
+ * one regex, and only a part of 20 digits (which may exceed 2^64-1) needs the full check.
+ */
+function isReplyId(s: string): s is StreamId {
+  if (!ID_SHAPE.test(s)) return false;
+  const dash = s.indexOf('-');
+  return dash === 20 || s.length - dash - 1 === 20 ? isStreamId(s) : true;
+}
+
 function asId(value: unknown, what: string): StreamId {
   const s = asString(value, what);
-  if (!isStreamId(s)) throw new ReplyShapeError(`${what}: not a stream id`);
+  if (!isReplyId(s)) throw new ReplyShapeError(`${what}: not a stream id`);
   return s;
 }
 
 export function parseEntries(reply: unknown): StreamEntry[] {
-  return asArray(reply, 'entries').map((raw) => {
-    const pair = asArray(raw, 'entry');
-    const fields = asArray(pair[1] ?? [], 'entry fields').map((f) => asString(f, 'field'));
-    return { id: asId(pair[0], 'entry id'), fields };
-  });
+  const raw = asArray(reply, 'entries');
+  const entries: StreamEntry[] = new Array<StreamEntry>(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const pair = asArray(raw[i], 'entry');
+    const rawFields = asArray(pair[1] ?? [], 'entry fields');
+    const fields: string[] = new Array<string>(rawFields.length);
+    for (let j = 0; j < rawFields.length; j++) fields[j] = asString(rawFields[j], 'field');
+    entries[i] = { id: asId(pair[0], 'entry id'), fields };
+  }
+  return entries;
 }
 
 /** XREAD reply: null on timeout, else `[[key, entries], …]`. */

@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { readListeningPort, repoRoot, spawnTsEntry } from '@streamgate/testkit';
+import type { Service } from '@streamgate/testkit';
+import type { ServerKind } from './loadgen/protocols.js';
+
+export interface BenchContext {
+  readonly redisUrl: string;
+  readonly jwksFile: string;
+  readonly audience: string;
+  readonly issuer: string;
+  /** Write a V8 CPU profile of the relay into this directory. */
+  readonly profileDir: string | undefined;
+}
+
+export interface BenchServer {
+  readonly kind: ServerKind;
+  readonly port: number;
+  readonly pid: number;
+  /** The server's `listening` line (Socket.IO reports its effective defaults in it). */
+  readonly listeningLine: string;
+  readonly service: Service;
+}
+
+const ENTRIES: Record<Exclude<ServerKind, 'relay'>, string> = {
+  socketio: 'test/bench/servers/socketioServer.ts',
+  wsrelay: 'test/bench/servers/wsRelayServer.ts',
+  uws: 'test/bench/servers/uwsCeilingServer.ts',
+};
+
+/** Starts one server under test in a fresh process; `port` 0 lets the kernel choose. */
+export async function startBenchServer(kind: ServerKind, ctx: BenchContext, port = 0): Promise<BenchServer> {
+  const gcPreload = pathToFileURL(join(repoRoot(), 'test/bench/servers/gcOnSignal.ts')).href;
+  const nodeArgs = ['--expose-gc', '--import', gcPreload];
+  if (kind === 'relay' && ctx.profileDir !== undefined) {
+    mkdirSync(ctx.profileDir, { recursive: true });
+    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${ctx.profileDir}`);
+  }
+  const entry = kind === 'relay' ? 'apps/relay/src/main.ts' : ENTRIES[kind];
+  const env: Record<string, string> =
+    kind === 'relay'
+      ? {
+          RELAY_HOST: '127.0.0.1',
+          RELAY_PORT: String(port),
+          RELAY_NODE_ID: 'bench-relay',
+          RELAY_JWKS_FILE: ctx.jwksFile,
+          RELAY_TOKEN_AUDIENCE: ctx.audience,
+          RELAY_TOKEN_ISSUER: ctx.issuer,
+          RELAY_REDIS_ALLOWLIST: ctx.redisUrl,
+          LOG_LEVEL: 'info',
+          NODE_ENV: 'production',
+        }
+      : { BENCH_REDIS_URL: ctx.redisUrl, BENCH_PORT: String(port), NODE_ENV: 'production' };
+  const service = await spawnTsEntry(entry, { name: `bench-${kind}`, env, nodeArgs, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000 });
+  const listeningLine = await service.waitForLine(/"msg":"listening"/);
+  return { kind, port: await readListeningPort(service), pid: service.pid, listeningLine, service };
+}

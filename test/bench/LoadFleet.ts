@@ -1,0 +1,124 @@
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { build, decodeFromCompressedBase64 } from 'hdr-histogram-js';
+import type { Histogram } from 'hdr-histogram-js';
+import { repoRoot, tsxLoaderUrl, withDeadline } from '@streamgate/testkit';
+import { WorkerReply } from './loadgen/messages.js';
+import type { WorkerCommand, WorkerStats } from './loadgen/messages.js';
+import type { ServerKind } from './loadgen/protocols.js';
+
+export interface FleetStats {
+  received: number;
+  ready: number;
+  open: number;
+  errors: number;
+  gaps: number;
+  duplicates: number;
+  histogram: Histogram | null;
+  backAt: number[];
+}
+
+interface Worker {
+  readonly child: ChildProcess;
+  readonly waiting: Array<(reply: WorkerReply) => void>;
+}
+
+/** The load generator: a few processes of raw WebSocket clients, one histogram merged from all. */
+export class LoadFleet {
+  private constructor(private readonly workers: Worker[]) {}
+
+  static start(count: number): LoadFleet {
+    const entry = join(repoRoot(), 'test/bench/loadgen/loadWorker.ts');
+    const workers = Array.from({ length: count }, (): Worker => {
+      const child = fork(entry, [], {
+        execArgv: ['--conditions=streamgate-source', '--import', tsxLoaderUrl(), '--max-old-space-size=2048'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      const worker: Worker = { child, waiting: [] };
+      child.on('message', (raw: unknown) => {
+        const parsed = WorkerReply.safeParse(raw);
+        if (!parsed.success) {
+          process.stderr.write(`load worker sent a bad reply: ${parsed.error.message}\n`);
+          return;
+        }
+        worker.waiting.shift()?.(parsed.data);
+      });
+      return worker;
+    });
+    return new LoadFleet(workers);
+  }
+
+  get pids(): number[] {
+    return this.workers.map((w) => w.child.pid ?? 0);
+  }
+
+  /** Opens clients (each a list of stream indices), spread over the workers; resolves when all are subscribed. */
+  async open(options: {
+    kind: ServerKind;
+    port: number;
+    streams: string[];
+    tokens: string[];
+    clients: number[][];
+    trackSeq: boolean;
+    reconnect: boolean;
+    timeoutMs: number;
+  }): Promise<{ ready: number; failed: number }> {
+    const shares = this.workers.map((_, w) => options.clients.filter((_c, i) => i % this.workers.length === w));
+    const replies = await Promise.all(
+      this.workers.map((worker, w) => this.request(worker, { type: 'open', ...options, clients: shares[w] ?? [] }, options.timeoutMs + 10_000)),
+    );
+    let ready = 0;
+    let failed = 0;
+    for (const r of replies) {
+      if (r.type !== 'opened') continue;
+      ready += r.ready;
+      failed += r.failed;
+    }
+    return { ready, failed };
+  }
+
+  async reset(since: number): Promise<void> {
+    await Promise.all(this.workers.map((w) => this.request(w, { type: 'reset', since })));
+  }
+
+  async stats(histogram: boolean, lastSeq?: number[]): Promise<FleetStats> {
+    const replies = await Promise.all(this.workers.map((w) => this.request(w, { type: 'stats', histogram, lastSeq })));
+    const total: FleetStats = { received: 0, ready: 0, open: 0, errors: 0, gaps: 0, duplicates: 0, histogram: null, backAt: [] };
+    if (histogram) total.histogram = build({ bitBucketSize: 32, lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000, numberOfSignificantValueDigits: 3 });
+    for (const reply of replies) {
+      if (reply.type !== 'stats') continue;
+      addStats(total, reply);
+    }
+    return total;
+  }
+
+  async retarget(port: number): Promise<void> {
+    await Promise.all(this.workers.map((w) => this.request(w, { type: 'retarget', port })));
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.workers.map((w) => this.request(w, { type: 'closeAll' })));
+  }
+
+  stop(): void {
+    for (const w of this.workers) w.child.kill('SIGKILL');
+  }
+
+  private request(worker: Worker, command: WorkerCommand, timeoutMs = 30_000): Promise<WorkerReply> {
+    const reply = new Promise<WorkerReply>((resolve) => worker.waiting.push(resolve));
+    worker.child.send(command);
+    return withDeadline(reply, timeoutMs, `load worker did not answer ${command.type}`);
+  }
+}
+
+function addStats(total: FleetStats, reply: WorkerStats): void {
+  total.received += reply.received;
+  total.ready += reply.ready;
+  total.open += reply.open;
+  total.errors += reply.errors;
+  total.gaps += reply.gaps;
+  total.duplicates += reply.duplicates;
+  total.backAt.push(...reply.backAt);
+  if (reply.histogram !== null && total.histogram !== null) total.histogram.add(decodeFromCompressedBase64(reply.histogram));
+}

@@ -1,0 +1,170 @@
+import type { LoadFleet } from './LoadFleet.js';
+import type { Publisher } from './Publisher.js';
+import { nowMs, publishOpenLoop } from './openLoop.js';
+import type { PublishState } from './openLoop.js';
+import { CpuMeter } from './procStats.js';
+import type { FanoutWorkload, Scale } from './scale.js';
+
+export interface StepResult {
+  /** Offered deliveries/s (events/s × subscribers per stream). */
+  readonly rate: number;
+  readonly eventsPerSecond: number;
+  readonly expected: number;
+  readonly received: number;
+  readonly deliveredRatio: number;
+  /** Deliveries/s actually received over the step. */
+  readonly achieved: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  /** Cores used, from the first publish until every event arrived (or the grace period ended). */
+  readonly serverCpu: number;
+  readonly redisCpu: number;
+  readonly loadCpu: number;
+  /**
+   * CPU time the server and its Redis spent per delivery, in microseconds: what a delivery costs,
+   * which scheduling noise from other load on the machine changes far less than latency.
+   */
+  readonly serverUsPerDelivery: number;
+  readonly pass: boolean;
+}
+
+export interface FanoutResult {
+  readonly workload: string;
+  readonly clients: number;
+  readonly openFailed: number;
+  readonly steps: StepResult[];
+  readonly knee: StepResult | null;
+  /** Every step passed: the knee is at least this. */
+  readonly kneeIsLowerBound: boolean;
+  /** The server used less than 90% of a core at the knee: the load generator (or Redis) limited it. */
+  readonly clientBound: boolean | null;
+  readonly halfKnee: StepResult | null;
+  readonly fixed: StepResult | null;
+}
+
+export interface StepDeps {
+  readonly fleet: LoadFleet;
+  readonly publisher: Publisher;
+  readonly state: PublishState;
+  readonly serverPid: number;
+  readonly redisPid: number | null;
+  readonly scale: Scale;
+  readonly log: (line: string) => void;
+}
+
+const P99_LIMIT_MS = 100;
+const DELIVERED_MIN = 0.999;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<StepResult> {
+  const eventsPerSecond = rate / w.perStream;
+  const startMs = nowMs() + 50;
+  // Intended times travel rounded to a microsecond: a millisecond of slack keeps the first event in.
+  await d.fleet.reset(startMs - 1);
+  const pids = [d.serverPid, d.redisPid ?? d.serverPid, ...d.fleet.pids];
+  const meter = new CpuMeter(pids);
+  const published = await publishOpenLoop(d.publisher, d.state, eventsPerSecond, startMs, d.scale.stepMs);
+  const expected = published * w.perStream;
+  const graceEnd = Date.now() + 1_500;
+  let stats = await d.fleet.stats(false);
+  while (stats.received < expected && Date.now() < graceEnd) {
+    await sleep(50);
+    stats = await d.fleet.stats(false);
+  }
+  // CPU over publishing and delivery: at low rates most of the work comes after the last publish.
+  const { cores: cpu, wallSeconds } = meter.stop();
+  stats = await d.fleet.stats(true);
+  const h = stats.histogram;
+  const us = (v: number | undefined) => (v ?? 0) / 1000;
+  const p99Ms = us(h?.getValueAtPercentile(99));
+  const deliveredRatio = expected === 0 ? 0 : stats.received / expected;
+  const result: StepResult = {
+    rate,
+    eventsPerSecond,
+    expected,
+    received: stats.received,
+    deliveredRatio,
+    achieved: stats.received / (d.scale.stepMs / 1000),
+    p50Ms: us(h?.getValueAtPercentile(50)),
+    p99Ms,
+    maxMs: us(h?.maxValue),
+    serverCpu: cpu[0] ?? 0,
+    redisCpu: d.redisPid === null ? 0 : (cpu[1] ?? 0),
+    loadCpu: cpu.slice(2).reduce((a, b) => a + b, 0),
+    serverUsPerDelivery: stats.received === 0 ? 0 : (((cpu[0] ?? 0) + (d.redisPid === null ? 0 : (cpu[1] ?? 0))) * wallSeconds * 1e6) / stats.received,
+    pass: deliveredRatio >= DELIVERED_MIN && p99Ms < P99_LIMIT_MS && stats.received > 0,
+  };
+  d.log(
+    `    ${fmtRate(rate)}/s offered: ${(deliveredRatio * 100).toFixed(2)}% delivered, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, ` +
+      `server ${(result.serverCpu * 100).toFixed(0)}% redis ${(result.redisCpu * 100).toFixed(0)}% load ${(result.loadCpu * 100).toFixed(0)}% ${result.pass ? 'pass' : 'FAIL'}`,
+  );
+  if (!result.pass) await settle(d);
+  return result;
+}
+
+/** After an overloaded step, waits until the backlog has drained so it does not weigh on the next. */
+async function settle(d: StepDeps): Promise<void> {
+  const end = Date.now() + 3_000;
+  let last = -1;
+  while (Date.now() < end) {
+    const { received } = await d.fleet.stats(false);
+    if (received === last) return;
+    last = received;
+    await sleep(300);
+  }
+}
+
+/** Steps the offered rate up (doubling) until a step fails, refines once, then measures half the knee. */
+export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: number): Promise<FanoutResult> {
+  const steps: StepResult[] = [];
+  const run = async (rate: number): Promise<StepResult> => {
+    const found = steps.find((s) => Math.abs(s.rate - rate) / rate < 0.01);
+    if (found !== undefined) return found;
+    const step = await runStep(d, w, rate);
+    steps.push(step);
+    return step;
+  };
+  let knee: StepResult | null = null;
+  let rate = d.scale.firstRate;
+  let failed = false;
+  for (let i = 0; i < d.scale.maxSteps; i++) {
+    const step = await run(rate);
+    if (!step.pass) {
+      failed = true;
+      break;
+    }
+    knee = step;
+    rate *= 2;
+  }
+  if (knee === null) {
+    // Even the first step failed: look below it.
+    for (let r = d.scale.firstRate / 2; r >= d.scale.firstRate / 16 && knee === null; r /= 2) {
+      const step = await run(r);
+      if (step.pass) knee = step;
+    }
+  } else if (failed) {
+    const between = await run(Math.round(knee.rate * Math.SQRT2));
+    if (between.pass) knee = between;
+  }
+  const fixed = await run(d.scale.fixedRate);
+  const halfKnee = knee === null ? null : await run(Math.round(knee.rate / 2));
+  return {
+    workload: w.name,
+    clients: w.clients,
+    openFailed,
+    steps,
+    knee,
+    kneeIsLowerBound: knee !== null && !failed,
+    clientBound: knee === null ? null : knee.serverCpu < 0.9,
+    halfKnee,
+    fixed,
+  };
+}
+
+export function fmtRate(n: number): string {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(0)}k`;
+  return n.toFixed(0);
+}

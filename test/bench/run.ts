@@ -1,0 +1,200 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignJWT, importJWK } from 'jose';
+import { generateSigningKey } from '@streamgate/server';
+import type { PrivateJwk } from '@streamgate/server';
+import { repoRoot, startRedis } from '@streamgate/testkit';
+import type { RedisServer } from '@streamgate/testkit';
+import { startBenchServer } from './BenchServer.js';
+import type { BenchContext, BenchServer } from './BenchServer.js';
+import { LoadFleet } from './LoadFleet.js';
+import { createPublisher } from './Publisher.js';
+import { measureFanout } from './fanoutBench.js';
+import type { ServerKind } from './loadgen/protocols.js';
+import { measureMemory } from './memoryBench.js';
+import type { MemoryResult } from './memoryBench.js';
+import { publishState } from './openLoop.js';
+import { writeReport } from './report.js';
+import type { BenchResults, ServerResults } from './report.js';
+import { assignStreams, parseBenchEnv } from './scale.js';
+import { measureStorm } from './stormBench.js';
+import type { StormResult } from './stormBench.js';
+
+// `pnpm bench`: the relay against Socket.IO, a plain ws relay and the uWS ceiling, one server at
+// a time, each in a fresh process, under the same load generator. See README "Benchmarks".
+
+const AUDIENCE = 'streamgate-bench';
+const ISSUER = 'streamgate-bench';
+const RUN_BUDGET_MS = 15 * 60_000;
+
+const startedAt = Date.now();
+const log = (line: string): void => {
+  process.stdout.write(`[${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
+};
+
+async function mintTokens(key: PrivateJwk, redisUrl: string, streams: readonly string[]): Promise<string[]> {
+  const privateKey = await importJWK(key, key.alg);
+  const now = Math.floor(Date.now() / 1000);
+  return Promise.all(
+    streams.map((stream, i) =>
+      new SignJWT({ ver: 1, stream, redis: redisUrl })
+        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setSubject('bench')
+        .setIssuedAt(now)
+        .setExpirationTime(now + 3_600)
+        .setJti(`bench-${i}`)
+        .sign(privateKey),
+    ),
+  );
+}
+
+async function main(): Promise<void> {
+  const options = parseBenchEnv(process.env);
+  const { scale } = options;
+  const outDir = options.outDir ?? join(repoRoot(), 'test/bench/results');
+  const key = await generateSigningKey('ES256', 'bench-key');
+  const { d: _private, ...publicJwk } = key;
+  const jwksFile = join(mkdtempSync(join(tmpdir(), 'streamgate-bench-')), 'jwks.json');
+  writeFileSync(jwksFile, JSON.stringify({ keys: [publicJwk] }));
+  const load1 = loadavg()[0] ?? 0;
+  log(`scale ${scale.name}, servers ${options.servers.join(', ')}, ${cpus().length} cores, load average ${load1.toFixed(2)} at start`);
+
+  const results: BenchResults = {
+    scale: scale.name,
+    startedAt: new Date(startedAt).toISOString(),
+    durationS: 0,
+    machine: { cores: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadAverageAtStart: load1, loadAverageAtEnd: 0 },
+    scaleConfig: scale,
+    socketioDefaults: null,
+    servers: {},
+  };
+
+  const fleet = LoadFleet.start(scale.workers);
+  try {
+    for (const [i, kind] of options.servers.entries()) {
+      // Each server gets an equal share of what is left of the budget, so none is starved by another.
+      const deadline = Date.now() + (startedAt + RUN_BUDGET_MS - Date.now()) / (options.servers.length - i);
+      results.servers[kind] = await benchServer(kind, options.parts, scale, key, jwksFile, fleet, options.profileDir, results, deadline);
+    }
+  } finally {
+    fleet.stop();
+  }
+  results.durationS = (Date.now() - startedAt) / 1000;
+  results.machine.loadAverageAtEnd = loadavg()[0] ?? 0;
+  const files = writeReport(results, outDir);
+  log(`wrote ${files.join(', ')}`);
+}
+
+async function benchServer(
+  kind: ServerKind,
+  parts: ReadonlySet<string>,
+  scale: ReturnType<typeof parseBenchEnv>['scale'],
+  key: PrivateJwk,
+  jwksFile: string,
+  fleet: LoadFleet,
+  profileDir: string | undefined,
+  results: BenchResults,
+  deadline: number,
+): Promise<ServerResults> {
+  const overBudget = (what: string, reserveMs = 0): boolean => {
+    if (Date.now() < deadline - reserveMs) return false;
+    log(`${kind}: time budget spent, skipping ${what}`);
+    return true;
+  };
+  const out: ServerResults = { fanout: [], memory: null, storm: null };
+  const redis = await startRedis();
+  const ctx: BenchContext = { redisUrl: redis.url, jwksFile, audience: AUDIENCE, issuer: ISSUER, profileDir };
+  try {
+    if (parts.has('fanout')) {
+      // One fresh process for all fan-out workloads of a server; each workload has its own streams.
+      await withServer(kind, ctx, redis, async (server) => {
+        if (kind === 'socketio') results.socketioDefaults = socketioDefaults(server.listeningLine);
+        for (const [i, w] of scale.fanout.entries()) {
+          // Keep time for the memory waves and the storm, which come after.
+          if (overBudget(w.name, (parts.has('memory') ? 25_000 : 0) + (parts.has('storm') ? 45_000 : 0))) break;
+          log(`${kind}: ${w.name}`);
+          const streams = Array.from({ length: w.streams }, (_, s) => `bench:w${i}:${s}`);
+          const tokens = kind === 'relay' ? await mintTokens(key, redis.url, streams) : [];
+          const t0 = Date.now();
+          const opened = await fleet.open({ kind, port: server.port, streams, tokens, clients: assignStreams(w), trackSeq: false, reconnect: false, timeoutMs: 60_000 });
+          log(`  ${opened.ready} clients subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
+          const publisher = await createPublisher(kind, redis.url, server.port);
+          try {
+            const deps = { fleet, publisher, state: publishState(streams), serverPid: server.pid, redisPid: redisPid(kind, redis), scale, log };
+            out.fanout.push(await measureFanout(deps, w, opened.failed));
+          } finally {
+            await fleet.closeAll();
+            await publisher.close();
+          }
+        }
+      });
+    }
+    if (parts.has('memory') && !overBudget('memory', parts.has('storm') ? 30_000 : 0)) {
+      log(`${kind}: idle connections in ${scale.memory.waves} waves of ${scale.memory.perWave}`);
+      out.memory = await withServer(kind, ctx, redis, async (server): Promise<MemoryResult> => {
+        const stream = 'bench:idle';
+        const tokens = kind === 'relay' ? await mintTokens(key, redis.url, [stream]) : [];
+        const m = await measureMemory(server, fleet, scale, stream, tokens[0]);
+        log(`  ${(m.bytesPerConnection / 1024).toFixed(1)} KB per idle connection`);
+        return m;
+      });
+    }
+    if (parts.has('storm') && !overBudget('storm')) {
+      log(`${kind}: reconnect storm of ${scale.storm.clients} clients`);
+      const streams = Array.from({ length: scale.storm.streams }, (_, s) => `bench:storm:${s}`);
+      const tokens = kind === 'relay' ? await mintTokens(key, redis.url, streams) : [];
+      let server: BenchServer = await startBenchServer(kind, ctx);
+      const publisher = await createPublisher(kind, redis.url, server.port);
+      try {
+        const storm: { result: StormResult; server: BenchServer } = await measureStorm(server, ctx, fleet, publisher, scale, streams, tokens, log);
+        server = storm.server;
+        out.storm = storm.result;
+        const r = storm.result;
+        log(`  99% back after ${r.recoveryMs ?? 'never'} ms (${(r.backShare * 100).toFixed(0)}% back at the end); ${r.missed} events missed, ${r.duplicates} duplicates (of ${r.published} published)`);
+      } finally {
+        await publisher.close();
+        await server.service.stop();
+      }
+    }
+  } finally {
+    await redis.stop();
+  }
+  return out;
+}
+
+async function withServer<T>(kind: ServerKind, ctx: BenchContext, redis: RedisServer, fn: (server: BenchServer) => Promise<T>): Promise<T> {
+  // Each measurement gets a fresh process, and a clean Redis so no stream from before is read.
+  await redis.client().flushall();
+  const server = await startBenchServer(kind, ctx);
+  try {
+    return await fn(server);
+  } finally {
+    if (process.env.BENCH_DEBUG === '1') process.stderr.write(server.service.output());
+    // SIGTERM first so that a profiled relay writes its CPU profile.
+    await server.service.stop(10_000);
+  }
+}
+
+function redisPid(kind: ServerKind, redis: RedisServer): number | null {
+  return kind === 'uws' ? null : (redis.service?.pid ?? null);
+}
+
+function socketioDefaults(line: string): Record<string, unknown> | null {
+  try {
+    const record = JSON.parse(line) as { defaults?: Record<string, unknown> };
+    return {
+      ...record.defaults,
+      transports: ['websocket'],
+      adapter: '@socket.io/redis-streams-adapter 0.3.1 defaults: streamName "socket.io", streamCount 1, maxLen 10000, readCount 100, blockTimeInMs 5000, heartbeatInterval 5000, onlyPlaintext false',
+    };
+  } catch (error) {
+    log(`socket.io listening line unreadable: ${String(error)}`);
+    return null;
+  }
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,35 @@
+import uWS from 'uWebSockets.js';
+import { z } from 'zod';
+import { parseJoin } from './parseJoin.js';
+
+// The ceiling: uWebSockets.js pub/sub with no Redis. A client joins a topic per stream; the
+// publisher's own socket sends `P<stream>\n<payload>` and the server publishes the payload.
+
+interface Data {
+  readonly publisher: boolean;
+}
+
+const env = z.object({ BENCH_PORT: z.coerce.number().int().default(0) }).parse(process.env);
+const app = uWS.App();
+app.ws<Data>('/*', {
+  maxPayloadLength: 1 << 20,
+  maxBackpressure: 1 << 20,
+  closeOnBackpressureLimit: 1,
+  idleTimeout: 60,
+  message: (ws, message) => {
+    const text = Buffer.from(message).toString('utf8');
+    if (text.startsWith('P')) {
+      const nl = text.indexOf('\n');
+      app.publish(text.slice(1, nl), text.slice(nl + 1), false);
+      return;
+    }
+    const stream = parseJoin(text);
+    if (stream === null) return;
+    ws.subscribe(stream);
+    ws.send(JSON.stringify({ joined: stream }), false);
+  },
+});
+app.listen('127.0.0.1', env.BENCH_PORT, (socket) => {
+  if (socket === false) throw new Error('uws ceiling: could not listen');
+  process.stdout.write(`${JSON.stringify({ msg: 'listening', port: uWS.us_socket_local_port(socket) })}\n`);
+});
