@@ -3,17 +3,7 @@
  * refresh / ping frames plus plain garbage. Same seed, same frames, so a failure reproduces.
  */
 
-/** mulberry32: small, fast, good enough to drive a fuzzer reproducibly. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from './prng.js';
 
 export type FuzzFrame = { kind: 'text'; text: string } | { kind: 'binary'; bytes: Buffer };
 
