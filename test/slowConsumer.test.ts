@@ -16,7 +16,7 @@ import { rawText } from './support/rawSocket.js';
 const LISTENERS = 100;
 const PER_ROUND = 160;
 const WARMUP = 40;
-const TOTAL = WARMUP + 2 * PER_ROUND;
+const TOTAL = WARMUP + 3 * PER_ROUND;
 /** One entry every 50 ms: 640 KB/s to each socket, so the 101 sockets stay well inside what one core parses. */
 const TICK_MS = 50;
 // The kernel absorbs about 4 MB for a socket nobody reads (loopback send-buffer autotuning)
@@ -104,7 +104,7 @@ describe('slow consumers', () => {
     if (relay === undefined) throw new Error('no relay');
     const stream = 'slow-consumer';
     const received: number[][] = [];
-    const latencies: number[][] = [[], []];
+    const latencies: number[][] = [[], [], []];
     // -1 records nothing: the warm-up round, so JIT and socket buffers settle before the baseline.
     let phase = -1;
     const clients: RelayClient[] = [];
@@ -143,9 +143,15 @@ describe('slow consumers', () => {
         message: 'the stalled reader was never cut',
       });
 
+      // Round 2: the slow client is gone; a second baseline, so that drift in the machine's own
+      // load during the test shows in both baselines rather than in the comparison.
+      phase = 2;
+      await round(fleet, stream, WARMUP + 2 * PER_ROUND, PER_ROUND, received);
+
       for (const r of received) expect(gapsAndDuplicates(r, 0, TOTAL)).toBeNull();
-      const [base, withSlow] = latencies.map(p99) as [number, number];
-      console.log(`p99 latency of ${LISTENERS} listeners: ${base} ms alone, ${withSlow} ms beside a stalled reader`);
+      const [before, withSlow, after] = latencies.map(p99) as [number, number, number];
+      const base = (before + after) / 2;
+      console.log(`p99 latency of ${LISTENERS} listeners: ${before} ms and ${after} ms alone, ${withSlow} ms beside a stalled reader`);
       expect(withSlow).toBeLessThanOrEqual(2 * base);
 
       // The stalled reader reads again: what was queued arrives, then the close code telling it to resume.
