@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { spawnIngest, startAnvil, startFaultProxy, startRedis, waitFor } from '@streamgate/testkit';
+import type { AnvilNode, AppProcess, FaultProxy, RedisServer } from '@streamgate/testkit';
+import { FAST_WORKER_ENV, assertExactBlocks, holdDemand, readEvents, testChain } from './support/ingestHarness.js';
+
+let redis: RedisServer;
+let anvil: AnvilNode;
+let primary: FaultProxy;
+let secondary: FaultProxy;
+let worker: AppProcess;
+let client: Redis;
+const STREAM = 'chain:anvil:heads';
+
+beforeAll(async () => {
+  redis = await startRedis();
+  anvil = await startAnvil();
+  primary = await startFaultProxy(anvil);
+  secondary = await startFaultProxy(anvil);
+  client = redis.client();
+  worker = await spawnIngest({
+    name: 'ingest-a',
+    redisUrl: redis.url,
+    topology: { chains: { anvil: testChain([primary, secondary]) }, streams: [{ stream: STREAM, chain: 'anvil', kind: 'newHeads' }] },
+    env: FAST_WORKER_ENV,
+  });
+});
+
+afterAll(async () => {
+  await worker?.service.stop();
+  await primary?.close();
+  await secondary?.close();
+  await anvil?.stop();
+  await redis?.stop();
+});
+
+async function mineAndSettle(blocks: number): Promise<number> {
+  let head = 0;
+  for (let i = 0; i < blocks; i++) head = await anvil.mine(1);
+  await waitFor(async () => (await readEvents(client, STREAM)).at(-1)?.event.type === 'block' && ((await readEvents(client, STREAM)).at(-1)?.event as { number: number }).number === head, {
+    timeoutMs: 20_000,
+    message: `stream reaches block ${head}`,
+  });
+  return head;
+}
+
+describe('ingest failover against a real anvil behind fault proxies', () => {
+  it('starts on demand with one newHeads subscription on the primary', async () => {
+    await using _demand = holdDemand(client, [STREAM]);
+    await waitFor(() => primary.subscribeCalls.get('newHeads') === 1, { timeoutMs: 15_000, message: 'primary got eth_subscribe(newHeads)' });
+    const head = await mineAndSettle(3);
+    await assertExactBlocks(client, anvil, STREAM, head);
+    expect(secondary.subscribeCalls.get('newHeads') ?? 0).toBe(0);
+
+    // cut: the primary's socket is torn down while blocks keep coming
+    primary.setMode('down');
+    let h = 0;
+    for (let i = 0; i < 4; i++) h = await anvil.mine(1);
+    await waitFor(() => secondary.subscribeCalls.get('newHeads') === 1, { timeoutMs: 10_000, message: 'failover to secondary' });
+    h = await mineAndSettle(2);
+    await assertExactBlocks(client, anvil, STREAM, h);
+
+    // stall: the secondary stays connected but goes silent; the primary is back
+    primary.setMode('pass');
+    secondary.setMode('stall');
+    for (let i = 0; i < 5; i++) h = await anvil.mine(1);
+    await waitFor(() => primary.subscribeCalls.get('newHeads') === 2, { timeoutMs: 10_000, message: 'failover away from a silent socket' });
+    h = await mineAndSettle(2);
+    await assertExactBlocks(client, anvil, STREAM, h);
+
+    // lag: the primary delivers 3 s late
+    secondary.setMode('pass');
+    primary.setMode('lag', { lagMs: 3_000 });
+    for (let i = 0; i < 5; i++) h = await anvil.mine(1);
+    await waitFor(() => secondary.subscribeCalls.get('newHeads') === 2, { timeoutMs: 10_000, message: 'failover away from a lagging socket' });
+    primary.setMode('pass');
+    h = await mineAndSettle(3);
+    const { count } = await assertExactBlocks(client, anvil, STREAM, h);
+    expect(count).toBeGreaterThan(20);
+    const metrics = await (await fetch(`${worker.httpUrl}/metrics`)).text();
+    expect(metrics).toMatch(/ingest_failovers_total\{[^}]*\} [1-9]/);
+  });
+});
