@@ -90,6 +90,7 @@ export class ChainFollower {
       await this.commit([head], { set: {}, del: [] }, []);
       return;
     }
+    if (!(await this.isCanonical(head))) return;
     // Walk back from the head until a parent is a block we wrote.
     const branch: BlockHeader[] = [head];
     let tip = head;
@@ -106,6 +107,20 @@ export class ChainFollower {
     const ancestor = tip.number - 1;
     if (ancestor === current.number) await this.commit(branch, { set: {}, del: [] }, []);
     else await this.reorg(ancestor, branch);
+  }
+
+  /**
+   * A head that does not extend the checkpoint is a reorg only if the node still calls it
+   * canonical: a push queued before a reorg arrives after it with a hash that is already gone,
+   * and following it would flip the stream back to a dead branch. Such a head is replaced by
+   * the block the node now has at that height.
+   */
+  private async isCanonical(head: BlockHeader): Promise<boolean> {
+    const current = await this.fetchBlock('eth_getBlockByNumber', [toHex(head.number), false]);
+    if (current.hash === head.hash) return true;
+    this.events.dedupeHits(this.spec.stream, 'memory', 1);
+    await this.onHead(current);
+    return false;
   }
 
   private async reorg(ancestor: number, branch: BlockHeader[]): Promise<void> {

@@ -33,7 +33,7 @@ export class EvmStreamRun implements AdapterRun {
   private wake: (() => void) | null = null;
   private stopped = false;
   private failoverTimes: number[] = [];
-  private lastPushAt = Date.now();
+  private aheadSince: number | null = null;
   private lastPushNumber = -1;
   private oracleHead = -1;
   private oracleTimer: NodeJS.Timeout | undefined;
@@ -102,6 +102,9 @@ export class EvmStreamRun implements AdapterRun {
         // Upstream trouble while filling: keep the item and retry; a sick provider is sorted last.
         if (error instanceof RpcFailure) this.events.providerError(error.error.provider, error.error.code, error.error.message);
         else this.events.providerError('follower', 'unexpected', errorMessage(error));
+        // A pushed head that keeps failing (e.g. its hash vanished in a reorg) is replaced by its
+        // height: the block the node has there now is followed instead.
+        if (attempt >= 4 && item.kind === 'head' && this.queue[0] === item) this.queue[0] = { kind: 'number', number: item.head.number };
         await new Promise((r) => setTimeout(r, backoffDelay(attempt++, 50, 2_000)));
       }
     }
@@ -126,9 +129,13 @@ export class EvmStreamRun implements AdapterRun {
     }
     if (this.state !== 'active' || this.provider === null) return;
     const behind = this.oracleHead - Math.max(this.lastPushNumber, this.follower.checkpoint?.number ?? -1);
-    const quietFor = Date.now() - this.lastPushAt;
+    // Measured from when the oracle first got ahead, not from the last push: on a chain that was
+    // idle, the oracle may see a new block a moment before its push arrives.
+    if (behind <= 0) this.aheadSince = null;
+    else this.aheadSince ??= Date.now();
+    const aheadFor = this.aheadSince === null ? 0 : Date.now() - this.aheadSince;
     if (behind >= this.chain.lagBlocks) void this.failover(`lagging ${behind} blocks behind the oracle`);
-    else if (behind > 0 && quietFor > this.stallMs) void this.failover(`silent for ${quietFor} ms while the oracle moved`);
+    else if (aheadFor > this.stallMs) void this.failover(`silent for ${aheadFor} ms while the oracle moved`);
   }
 
   private onSocketFailed(socket: WsRpcClient, error: RpcError): void {
@@ -198,7 +205,6 @@ export class EvmStreamRun implements AdapterRun {
           this.onSocketFailed(socket, { code: 'garbage', retryable: true, provider: provider.id, message: 'newHeads push is not a block header' });
           return;
         }
-        this.lastPushAt = Date.now();
         this.lastPushNumber = Math.max(this.lastPushNumber, head.data.number);
         this.enqueue({ kind: 'head', head: head.data });
       },
@@ -218,7 +224,7 @@ export class EvmStreamRun implements AdapterRun {
       return false;
     }
     subscriptionId = sub.value;
-    this.lastPushAt = Date.now();
+    this.aheadSince = null;
     this.lastPushNumber = Math.max(this.lastPushNumber, this.follower.checkpoint?.number ?? -1);
     return true;
   }

@@ -32,8 +32,8 @@ export class ProviderPool {
   /** WebSocket providers in priority order, those in `exclude` last (a cascade may come back to them). */
   wsCandidates(exclude: ReadonlySet<string>): ProviderConfig[] {
     return this.providers
-      .filter((p) => p.wsUrl !== undefined && !exclude.has(p.id))
-      .sort((a, b) => a.priority - b.priority);
+      .filter((p) => p.wsUrl !== undefined)
+      .sort((a, b) => Number(exclude.has(a.id)) - Number(exclude.has(b.id)) || a.priority - b.priority);
   }
 
   /** HTTP endpoints, healthy ones first by latency; `avoid` (e.g. the failing socket's provider) last. */
