@@ -159,7 +159,8 @@ export class ChainFollower {
     let start = from;
     if (to - from + 1 > this.chain.maxBackfillBlocks) {
       start = to - this.chain.maxBackfillBlocks + 1;
-      await this.discontinuity(from, start - 1, 'backfill_limit');
+      // Strict reports the whole hole it refuses to paper over; best effort fills the newest part.
+      await this.discontinuity(from, this.spec.continuity === 'strict' ? to : start - 1, 'backfill_limit');
     }
     this.events.backfill(this.spec.stream, to - start + 1);
     const headers: BlockHeader[] = [];
