@@ -54,6 +54,13 @@ export const relayConfigSchema = z
     RELAY_REFRESH_LEAD_SECONDS: int(30, 1, 3_600),
     RELAY_IDLE_TIMEOUT_SECONDS: int(60, 8, 960),
     RELAY_ALLOW_UWS_FALLBACK: bool(false),
+    // Ingest demand: streams under these prefixes are heartbeated while they have subscribers.
+    RELAY_DEMAND_PREFIXES: z
+      .string()
+      .default('')
+      .transform((raw) => raw.split(',').map((p) => p.trim()).filter(Boolean)),
+    RELAY_DEMAND_INTERVAL_MS: int(5_000, 100, 600_000),
+    RELAY_DEMAND_TTL_MS: int(15_000, 500, 3_600_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {

@@ -7,6 +7,7 @@ import { TokenVerifier } from './auth/TokenVerifier.js';
 import { createKeySource } from './auth/createKeySource.js';
 import type { TopicPublisher } from './core/Connection.js';
 import { StreamHub } from './core/StreamHub.js';
+import { startDemandReporter } from './demand/startDemandReporter.js';
 import { startUwsServer } from './edge/startUwsServer.js';
 import { RedisStreamSource } from './redis/RedisStreamSource.js';
 
@@ -85,6 +86,8 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     return hub;
   };
 
+  const demand = startDemandReporter(config, hubs, log);
+
   const isReady = (): boolean => keys.loaded() && [...hubs.values()].every((h) => h.healthy);
   const server = await startUwsServer({
     host: config.RELAY_HOST,
@@ -129,6 +132,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     close: async () => {
       server.close(CloseCode.drainReconnect, 'relay shutting down');
       keys.close();
+      demand?.close();
       await Promise.all([...hubs.values()].map((h) => h.close()));
     },
   };

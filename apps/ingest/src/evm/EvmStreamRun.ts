@@ -39,6 +39,7 @@ export class EvmStreamRun implements AdapterRun {
   private oracleTimer: NodeJS.Timeout | undefined;
   private recoverTimer: NodeJS.Timeout | undefined;
   private switching = false;
+  private subscriptionId: string | null = null;
 
   constructor(
     private readonly ctx: RunContext,
@@ -224,8 +225,17 @@ export class EvmStreamRun implements AdapterRun {
       return false;
     }
     subscriptionId = sub.value;
+    this.subscriptionId = sub.value;
+    // Catch up to the head the node has now without waiting for the next push: a fresh stream
+    // anchors there, a resumed one backfills from its checkpoint. The socket is judged against
+    // the oracle only from this head on.
+    const head = await this.pool.call('eth_blockNumber', [], quantitySchema);
+    if (head.ok) {
+      this.oracleHead = Math.max(this.oracleHead, head.value);
+      this.enqueue({ kind: 'number', number: head.value });
+    }
     this.aheadSince = null;
-    this.lastPushNumber = Math.max(this.lastPushNumber, this.follower.checkpoint?.number ?? -1);
+    this.lastPushNumber = Math.max(this.lastPushNumber, this.follower.checkpoint?.number ?? -1, this.oracleHead);
     return true;
   }
 
@@ -254,10 +264,11 @@ export class EvmStreamRun implements AdapterRun {
 
   async stop(): Promise<void> {
     if (!this.stopped) {
+      this.stopped = true;
       const socket = this.socket;
-      if (socket !== null && this.provider !== null) {
-        // Best effort: the socket closes right after, which ends the subscription regardless.
-        socket.close();
+      if (socket !== null && this.subscriptionId !== null) {
+        // Polite, bounded by the request timeout: closing the socket ends the subscription anyway.
+        await socket.call('eth_unsubscribe', [this.subscriptionId], z.boolean());
       }
       this.end({ reason: 'stopped' });
     }
