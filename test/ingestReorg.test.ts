@@ -75,7 +75,8 @@ describe('reorgs under a live logs subscription', () => {
       timeoutMs: 10_000,
       message: 'first checkpoint',
     });
-    const firstBlock = Number(JSON.parse((await client.hget('sg:ingest:{chain:anvil:logs}:state', 'cp')) ?? '{}').number) + 1;
+    const checkpoint = JSON.parse((await client.hget('sg:ingest:{chain:anvil:logs}:state', 'cp')) ?? '{}') as { number?: number };
+    const firstBlock = Number(checkpoint.number) + 1;
     let payload = 1;
     for (let depth = 1; depth <= 5; depth++) {
       for (let i = 0; i <= depth; i++) await emitLog(anvil, emitter, payload++);

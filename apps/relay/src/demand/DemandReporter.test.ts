@@ -14,10 +14,10 @@ describe('DemandReporter', () => {
         {
           target: 'a',
           streams: () => ['chain:eth:heads', 'demo:x', 'chain:eth:logs'],
-          sink: { heartbeat: async (streams, ttlMs) => void beats.push({ target: 'a', streams, ttlMs }) },
+          sink: { heartbeat: (streams, ttlMs) => Promise.resolve(void beats.push({ target: 'a', streams, ttlMs })) },
         },
         { target: 'b', streams: () => ['chain:other'], sink: { heartbeat: () => Promise.reject(new Error('down')) } },
-        { target: 'c', streams: () => ['demo:only'], sink: { heartbeat: async (streams, ttlMs) => void beats.push({ target: 'c', streams, ttlMs }) } },
+        { target: 'c', streams: () => ['demo:only'], sink: { heartbeat: (streams, ttlMs) => Promise.resolve(void beats.push({ target: 'c', streams, ttlMs })) } },
       ],
     });
     await reporter.report();

@@ -38,8 +38,9 @@ export class DemandReporter {
   async report(): Promise<void> {
     const { prefixes, ttlMs } = this.options;
     await Promise.all(
-      this.options.targets.map(async ({ target, sink, streams }) => {
-        const wanted = streams().filter((s) => prefixes.some((p) => s.startsWith(p)));
+      this.options.targets.map(async (t) => {
+        const { target, sink } = t;
+        const wanted = t.streams().filter((s) => prefixes.some((p) => s.startsWith(p)));
         if (wanted.length === 0) return;
         try {
           await sink.heartbeat(wanted, ttlMs);
