@@ -80,4 +80,21 @@ describe('ingest failover against a real anvil behind fault proxies', () => {
     const metrics = await (await fetch(`${worker.httpUrl}/metrics`)).text();
     expect(metrics).toMatch(/ingest_failovers_total\{[^}]*\} [1-9]/);
   });
+
+  it('a provider that answers garbage is failed over with a typed error, and the worker keeps running', async () => {
+    await using _demand = holdDemand(client, [STREAM]);
+    const owner = [primary, secondary].find((p) => p.openSockets > 0);
+    const other = owner === primary ? secondary : primary;
+    if (owner === undefined) throw new Error('no live upstream socket');
+    const before = other.subscribeCalls.get('newHeads') ?? 0;
+    owner.setMode('garbage');
+    let h = await anvil.mine(1);
+    await waitFor(() => (other.subscribeCalls.get('newHeads') ?? 0) > before, { timeoutMs: 10_000, message: 'failover away from garbage' });
+    owner.setMode('pass');
+    for (let i = 0; i < 3; i++) h = await mineAndSettle(1);
+    await assertExactBlocks(client, anvil, STREAM, h);
+    expect(worker.service.exitStatus).toBeUndefined();
+    const metrics = await (await fetch(`${worker.httpUrl}/metrics`)).text();
+    expect(metrics).toMatch(/ingest_provider_errors_total\{provider="p[01]",code="garbage"\} [1-9]/);
+  });
 });
