@@ -38,9 +38,9 @@ export class IngestMetrics {
       this.failoverSeconds.observe(durationMs / 1000);
       this.log.warn({ stream, from, to, durationMs, reason }, 'failover');
     },
-    backfill: (stream, blocks) => {
+    backfill: (stream, blocks, fetchMs, writeMs) => {
       this.backfillBlocks.inc({ stream }, blocks);
-      this.log.info({ stream, blocks }, 'backfill');
+      this.log.info({ stream, blocks, fetchMs: Math.round(fetchMs), writeMs: Math.round(writeMs) }, 'backfill');
     },
     degraded: (stream, on) => {
       this.degradedGauge.set({ stream }, on ? 1 : 0);

@@ -162,7 +162,7 @@ export class ChainFollower {
       // Strict reports the whole hole it refuses to paper over; best effort fills the newest part.
       await this.discontinuity(from, this.spec.continuity === 'strict' ? to : start - 1, 'backfill_limit');
     }
-    this.events.backfill(this.spec.stream, to - start + 1);
+    const started = performance.now();
     const headers: BlockHeader[] = [];
     for (let n = start; n <= to; n += 8) {
       const batch = await Promise.all(
@@ -182,8 +182,36 @@ export class ChainFollower {
       // A range that came back with no logs for a block still says the block has none.
       for (const h of headers) if (!this.prefetched.has(h.hash)) this.prefetched.set(h.hash, []);
     }
-    for (const header of headers) await this.onHead(header);
+    const fetchedMs = performance.now() - started;
+    await this.writeBackfilled(headers);
     this.prefetched.clear();
+    this.events.backfill(this.spec.stream, to - start + 1, fetchedMs, performance.now() - started - fetchedMs);
+  }
+
+  /**
+   * Writes fetched blocks in atomic steps of up to 100 while each links to the one before it;
+   * a block that does not (the chain moved during the backfill) goes through onHead's reorg path.
+   */
+  private async writeBackfilled(headers: readonly BlockHeader[]): Promise<void> {
+    let i = 0;
+    while (i < headers.length) {
+      const chunk: BlockHeader[] = [];
+      let prevNumber = this.cp?.number ?? -1;
+      let prevHash = this.cp?.hash ?? null;
+      for (let h = headers[i]; h !== undefined && chunk.length < 100; h = headers[i]) {
+        if (h.number !== prevNumber + 1 || (prevHash !== null && h.parentHash !== prevHash)) break;
+        chunk.push(h);
+        prevNumber = h.number;
+        prevHash = h.hash;
+        i++;
+      }
+      if (chunk.length > 0) {
+        await this.commit(chunk, { set: {}, del: [] }, []);
+        continue;
+      }
+      const next = headers[i++];
+      if (next !== undefined) await this.onHead(next);
+    }
   }
 
   /** Writes a typed gap (best effort) or an explicit stream error and halts (strict). */

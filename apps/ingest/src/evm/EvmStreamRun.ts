@@ -39,6 +39,7 @@ export class EvmStreamRun implements AdapterRun {
   private oracleTimer: NodeJS.Timeout | undefined;
   private recoverTimer: NodeJS.Timeout | undefined;
   private switching = false;
+  private lostWhileSwitching = false;
   private subscriptionId: string | null = null;
 
   constructor(
@@ -146,7 +147,12 @@ export class EvmStreamRun implements AdapterRun {
   }
 
   private async failover(reason: string): Promise<void> {
-    if (this.switching || this.stopped || this.state === 'degraded') return;
+    if (this.stopped || this.state === 'degraded') return;
+    if (this.switching) {
+      // The socket being set up died before the switch finished: the switch re-checks it.
+      this.lostWhileSwitching = true;
+      return;
+    }
     const started = Date.now();
     const failed = this.provider;
     this.socket?.close();
@@ -182,7 +188,7 @@ export class EvmStreamRun implements AdapterRun {
     try {
       for (const candidate of this.pool.wsCandidates(exclude)) {
         if (this.stopped) return;
-        if (await this.subscribe(candidate)) {
+        if ((await this.subscribe(candidate)) && this.socket?.isOpen === true) {
           this.setState('active');
           if (from !== 'none') this.events.failover(this.spec.stream, from, candidate.id, Date.now() - started, reason);
           return;
@@ -192,6 +198,9 @@ export class EvmStreamRun implements AdapterRun {
       if (from !== 'none') this.events.failover(this.spec.stream, from, null, Date.now() - started, reason);
     } finally {
       this.switching = false;
+      const lost = this.lostWhileSwitching;
+      this.lostWhileSwitching = false;
+      if (lost && this.state === 'active' && this.socket?.isOpen !== true) void this.failover('socket lost while switching');
     }
   }
 

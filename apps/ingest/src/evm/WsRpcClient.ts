@@ -30,6 +30,10 @@ export class WsRpcClient {
     private readonly handlers: WsRpcHandlers,
   ) {}
 
+  get isOpen(): boolean {
+    return !this.done && this.socket?.readyState === WebSocket.OPEN;
+  }
+
   connect(): Promise<RpcResult<void>> {
     const provider = this.provider;
     return new Promise((resolve) => {

@@ -3,7 +3,8 @@ import type { IngestLogEvent } from '@streamgate/protocol';
 /** Hooks for metrics and logs from one EVM stream run. */
 export interface EvmRunEvents {
   failover(stream: string, from: string, to: string | null, durationMs: number, reason: string): void;
-  backfill(stream: string, blocks: number): void;
+  /** After a backfill: how many blocks, time spent fetching them and writing them. */
+  backfill(stream: string, blocks: number, fetchMs: number, writeMs: number): void;
   degraded(stream: string, on: boolean): void;
   gap(stream: string, fromBlock: number, toBlock: number, policy: string): void;
   reorg(stream: string, depth: number): void;
