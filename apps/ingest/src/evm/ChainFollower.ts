@@ -4,7 +4,7 @@ import type { RunContext, RunEnd, WriteBatch, WriteEntry } from '@streamgate/ing
 import type { IngestEvent, IngestLogEvent } from '@streamgate/protocol';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { BlockRecord, Checkpoint, EvmRunEvents } from './evmEvents.js';
-import type { ProviderPool } from './ProviderPool.js';
+import type { RpcReader } from './ProviderPool.js';
 import { RpcFailure } from './RpcError.js';
 import { blockHeaderSchema, rpcLogSchema } from './rpcSchemas.js';
 import type { BlockHeader, RpcLog } from './rpcSchemas.js';
@@ -43,7 +43,7 @@ export class ChainFollower {
     private readonly ctx: RunContext,
     private readonly spec: StreamSpec,
     private readonly chain: ChainConfig,
-    private readonly pool: ProviderPool,
+    private readonly pool: RpcReader,
     private readonly events: EvmRunEvents,
   ) {
     const cp = ctx.state.get(CP);

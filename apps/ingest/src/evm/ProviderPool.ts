@@ -10,12 +10,17 @@ interface HttpStats {
   failedUntil: number;
 }
 
+/** What the chain follower reads from: JSON-RPC over HTTP, parsed, with a provider to avoid. */
+export interface RpcReader {
+  call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S, avoid?: string): Promise<RpcResult<z.output<S>>>;
+}
+
 /**
  * A chain's providers. WebSocket subscriptions go by configured priority; HTTP calls (gap-fill,
  * the head oracle) go to the fastest healthy HTTP endpoint, chosen independently, because the
  * best socket for pushes is not necessarily the best endpoint for bulk reads.
  */
-export class ProviderPool {
+export class ProviderPool implements RpcReader {
   private readonly http: HttpStats[];
 
   constructor(
