@@ -81,7 +81,7 @@ const noEvents: EvmRunEvents = {
   dedupeHits: () => undefined, written: () => undefined, providerError: () => undefined, stateChanged: () => undefined,
 };
 
-async function setup(kind: 'newHeads' | 'logs', chainOptions: Record<string, unknown> = {}, continuity = 'best_effort') {
+function setup(kind: 'newHeads' | 'logs', chainOptions: Record<string, unknown> = {}, continuity = 'best_effort') {
   const writer = new MemoryStreamWriter();
   writer.fences.set('s', 1);
   const chain = new FakeChain();
@@ -97,7 +97,7 @@ async function setup(kind: 'newHeads' | 'logs', chainOptions: Record<string, unk
 
 describe('ChainFollower', () => {
   it('writes each block once, in order, and backfills a skipped range', async () => {
-    const { chain, follower, events } = await setup('newHeads');
+    const { chain, follower, events } = setup('newHeads');
     const f = await follower();
     for (const head of chain.mine(3)) await f.onHead(head);
     await f.onHead(chain.canonical.length > 2 ? blockHeaderSchema.parse(chain.canonical[2]) : chain.mine(1)[0] as BlockHeader);
@@ -109,7 +109,7 @@ describe('ChainFollower', () => {
   });
 
   it('retracts exactly the logs written for dropped blocks, also after a restart from the saved state', async () => {
-    const { chain, follower, events } = await setup('logs');
+    const { chain, follower, events } = setup('logs');
     const first = await follower();
     for (const head of chain.mine(5)) await first.onHead(head);
     const droppedHashes = chain.canonical.slice(4).map((b) => b.hash);
@@ -126,7 +126,7 @@ describe('ChainFollower', () => {
   });
 
   it('ignores a head pushed before a reorg that arrives after it', async () => {
-    const { chain, follower, events } = await setup('newHeads');
+    const { chain, follower, events } = setup('newHeads');
     const f = await follower();
     const old = chain.mine(3);
     for (const head of old) await f.onHead(head);
@@ -139,7 +139,7 @@ describe('ChainFollower', () => {
   });
 
   it('best effort: a gap over the limit is a typed gap event, then the newest blocks', async () => {
-    const { chain, follower, events } = await setup('newHeads', { maxBackfillBlocks: 2 });
+    const { chain, follower, events } = setup('newHeads', { maxBackfillBlocks: 2 });
     const f = await follower();
     const [one] = chain.mine(1);
     if (one === undefined) throw new Error('no head');
@@ -150,7 +150,7 @@ describe('ChainFollower', () => {
   });
 
   it('strict: a gap over the limit writes a stream error and halts, also after a restart', async () => {
-    const { chain, follower, events } = await setup('newHeads', { maxBackfillBlocks: 2 }, 'strict');
+    const { chain, follower, events } = setup('newHeads', { maxBackfillBlocks: 2 }, 'strict');
     const f = await follower();
     await f.onHead(chain.mine(1)[0] as BlockHeader);
     const heads = chain.mine(6);
