@@ -97,4 +97,24 @@ describe('ingest failover against a real anvil behind fault proxies', () => {
     const metrics = await (await fetch(`${worker.httpUrl}/metrics`)).text();
     expect(metrics).toMatch(/ingest_provider_errors_total\{provider="p[01]",code="garbage"\} [1-9]/);
   });
+
+  it('with no WebSocket provider left it goes degraded, follows the chain over HTTP, and recovers', async () => {
+    await using _demand = holdDemand(client, [STREAM]);
+    const metricsText = async () => (await fetch(`${worker.httpUrl}/metrics`)).text();
+    primary.setMode('down', { only: 'ws' });
+    secondary.setMode('down', { only: 'ws' });
+    let h = await anvil.mine(1);
+    await waitFor(async () => /ingest_degraded\{stream="chain:anvil:heads"\} 1/.test(await metricsText()), {
+      timeoutMs: 10_000,
+      message: 'degraded mode',
+    });
+    // Blocks keep coming while no socket is possible: the stream follows them over HTTP.
+    for (let i = 0; i < 3; i++) h = await mineAndSettle(1);
+    primary.setMode('pass', { only: 'ws' });
+    secondary.setMode('pass', { only: 'ws' });
+    await waitFor(() => primary.openSockets + secondary.openSockets > 0, { timeoutMs: 10_000, message: 'a socket again after recovery' });
+    await waitFor(async () => /ingest_degraded\{stream="chain:anvil:heads"\} 0/.test(await metricsText()), { timeoutMs: 10_000, message: 'left degraded mode' });
+    for (let i = 0; i < 2; i++) h = await mineAndSettle(1);
+    await assertExactBlocks(client, anvil, STREAM, h);
+  });
 });

@@ -23,7 +23,8 @@ export interface FaultProxy extends AsyncDisposable {
   /** HTTP JSON-RPC calls forwarded so far, by method. */
   readonly httpCalls: Map<string, number>;
   readonly openSockets: number;
-  setMode(mode: FaultMode, options?: { lagMs?: number }): void;
+  /** `only` limits the fault to WebSocket or HTTP traffic; the other keeps its current mode. */
+  setMode(mode: FaultMode, options?: { lagMs?: number; only?: 'ws' | 'http' }): void;
   /** Closes every client WebSocket abruptly (the proxy keeps accepting new ones). */
   cut(): void;
   close(): Promise<void>;
@@ -53,6 +54,7 @@ function methodsOf(text: string): { method: string; first: unknown }[] {
  */
 export async function startFaultProxy(target: { httpUrl: string; wsUrl: string }): Promise<FaultProxy> {
   let mode: FaultMode = 'pass';
+  let httpMode: FaultMode = 'pass';
   let lagMs = 0;
   const subscribeCalls = new Map<string, number>();
   const httpCalls = new Map<string, number>();
@@ -65,7 +67,7 @@ export async function startFaultProxy(target: { httpUrl: string; wsUrl: string }
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       for (const m of methodsOf(body)) count(httpCalls, m.method);
-      const current = mode;
+      const current = httpMode;
       if (current === 'down') {
         res.writeHead(503).end('proxy down');
         return;
@@ -173,9 +175,10 @@ export async function startFaultProxy(target: { httpUrl: string; wsUrl: string }
       return clients.size;
     },
     setMode(next, opts = {}) {
-      mode = next;
+      if (opts.only !== 'http') mode = next;
+      if (opts.only !== 'ws') httpMode = next;
       lagMs = opts.lagMs ?? lagMs;
-      if (next === 'down') cut();
+      if (next === 'down' && opts.only !== 'http') cut();
     },
     cut,
     close,
