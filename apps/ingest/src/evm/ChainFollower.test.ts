@@ -161,4 +161,16 @@ describe('ChainFollower', () => {
     await expect(again.onHead(chain.mine(1)[0] as BlockHeader)).rejects.toBeInstanceOf(RunStop);
     expect(events().at(-1)?.type).toBe('stream_error');
   });
+
+  it('ignores a late push of a block older than the block it anchored on', async () => {
+    const { chain, follower, events } = setup('newHeads');
+    const f = await follower();
+    const heads = chain.mine(3);
+    await f.followNumber(3);
+    await f.onHead(heads[1] as BlockHeader);
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type))).toEqual([3]);
+    await f.onHead(chain.mine(1)[0] as BlockHeader);
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type))).toEqual([3, 4]);
+  });
 });
+

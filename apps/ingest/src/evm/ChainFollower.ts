@@ -81,6 +81,12 @@ export class ChainFollower {
       this.events.dedupeHits(this.spec.stream, 'memory', 1);
       return;
     }
+    if (head.number <= cp.number && this.isBelowHistory(head.number)) {
+      // A push older than anything this stream tracks (it was anchored or re-anchored above it,
+      // e.g. a late push of the block before the anchor): not this stream's to write or to retract.
+      this.events.dedupeHits(this.spec.stream, 'memory', 1);
+      return;
+    }
     if (head.number > cp.number + 1) {
       await this.backfill(cp.number + 1, head.number - 1);
       return this.onHead(head);
@@ -107,6 +113,11 @@ export class ChainFollower {
     const ancestor = tip.number - 1;
     if (ancestor === current.number) await this.commit(branch, { set: {}, del: [] }, []);
     else await this.reorg(ancestor, branch);
+  }
+
+  private isBelowHistory(number: number): boolean {
+    for (const kept of this.blocks.keys()) if (kept <= number) return false;
+    return true;
   }
 
   /**
