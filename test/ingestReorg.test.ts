@@ -91,9 +91,10 @@ describe('reorgs under a live logs subscription', () => {
       const writtenForDropped = before.filter((e): e is IngestLogEvent => e.type === 'log' && !e.removed && droppedHashes.has(e.blockHash));
       // The replacement chain carries one new log in its first block.
       await anvil.rpc('anvil_reorg', [depth, [[emitRequest(emitter, 1_000 + depth), 0]]]);
-      const canonical = await nodeLogs(firstBlock);
       await waitFor(
         async () => {
+          // Read both sides each time: the node may serve the new branch a moment after anvil_reorg returns.
+          const canonical = await nodeLogs(firstBlock);
           const live = replay(await written());
           return live.size === canonical.size && [...canonical].every((id) => live.has(id));
         },

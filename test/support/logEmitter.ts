@@ -34,7 +34,16 @@ export function emitRequest(address: string, payload: number) {
   return { from: DEV_ACCOUNT, to: address, data: `0x${payload.toString(16).padStart(64, '0')}`, gas: '0x30000' };
 }
 
-/** Sends one emitting transaction; anvil without a block time mines it into its own block. */
+/**
+ * Sends one emitting transaction; anvil without a block time mines it into its own block. Resolves
+ * once the receipt is queryable: anvil answers eth_sendTransaction before that, and a test that
+ * reads the node's logs right after would miss this one.
+ */
 export async function emitLog(anvil: AnvilNode, address: string, payload: number): Promise<string> {
-  return anvil.rpc<string>('eth_sendTransaction', [emitRequest(address, payload)]);
+  const tx = await anvil.rpc<string>('eth_sendTransaction', [emitRequest(address, payload)]);
+  await waitFor(async () => (await anvil.rpc<unknown>('eth_getTransactionReceipt', [tx])) !== null, {
+    timeoutMs: 10_000,
+    message: `receipt of ${tx}`,
+  });
+  return tx;
 }
