@@ -5,6 +5,7 @@ import { ConfigMap, Service } from 'kubernetes-models/v1';
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
 import { parseAuthConfig } from '@streamgate/auth';
 import { normalizeRedisTarget } from '@streamgate/protocol';
+import { ingestConfigSchema } from '@streamgate/ingest';
 import { parseRelayConfig, relayConfigSchema } from '@streamgate/relay';
 import { named, ofKind } from './loadManifests.js';
 import { APPS, containerOf, overlays, podSpecOf, renderOverlay } from './renderOverlay.js';
@@ -12,11 +13,6 @@ import type { RenderedOverlay } from './renderOverlay.js';
 import { resolveEnv } from './resolveEnv.js';
 import type { ResolvedEnv } from './resolveEnv.js';
 
-// Set in the manifests ahead of work that adds them to relayConfigSchema in parallel (the drain
-// of issue 5; demand heartbeats from the ingest work); once merged they are checked like every
-// other RELAY_* name, and this list can go.
-// Read by the relay once the ingest branch lands (demand heartbeats).
-const RELAY_VARIABLES_PENDING = new Set(['RELAY_DEMAND_PREFIXES']);
 const DNS_PORT = 53;
 
 /** The variable names a config schema reads: its object's keys, through any refine/transform pipe. */
@@ -72,10 +68,17 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     expect(() => parseRelayConfig(relayEnv)).not.toThrow();
     const known = new Set(inputKeys(relayConfigSchema));
     expect(known.has('RELAY_PORT'), 'the relay schema exposes its variable names').toBe(true);
-    const unknown = Object.keys(relayEnv).filter((n) => n.startsWith('RELAY_') && !known.has(n) && !RELAY_VARIABLES_PENDING.has(n));
+    const unknown = Object.keys(relayEnv).filter((n) => n.startsWith('RELAY_') && !known.has(n));
     expect(unknown, 'RELAY_* variables the relay does not read (typos?)').toEqual([]);
     const auth = parseAuthConfig(processEnv(envOf('auth')));
     expect(auth.ok ? 'ok' : auth.error.message).toBe('ok');
+    // Ingest's topology and Redis URL come from Secrets, which the manifests only reference.
+    const ingestEnv = envOf('ingest');
+    const ingest = ingestConfigSchema.safeParse(processEnv(ingestEnv));
+    const ingestIssues = ingest.success ? [] : ingest.error.issues.filter((i) => !(String(i.path[0]) in ingestEnv.secrets));
+    expect(ingestIssues.map((i) => `${String(i.path[0])}: ${i.message}`)).toEqual([]);
+    const ingestKnown = new Set(inputKeys(ingestConfigSchema));
+    expect(Object.keys(processEnv(ingestEnv)).filter((n) => n.startsWith('INGEST_') && !ingestKnown.has(n))).toEqual([]);
   });
 
   it('has auth and the relays agree on issuer, audience and Redis, and ingest write where tokens point', () => {

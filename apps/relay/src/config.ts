@@ -66,6 +66,13 @@ export const relayConfigSchema = z
     RELAY_DRAIN_WINDOW_MS: int(900_000, 0, 86_400_000),
     RELAY_DRAIN_FAST_WINDOW_MS: int(10_000, 0, 86_400_000),
     RELAY_DRAIN_DEADLINE_MS: z.coerce.number().int().min(0).max(86_400_000).optional(),
+    // Ingest demand: streams under these prefixes are heartbeated while they have subscribers.
+    RELAY_DEMAND_PREFIXES: z
+      .string()
+      .default('')
+      .transform((raw) => raw.split(',').map((p) => p.trim()).filter(Boolean)),
+    RELAY_DEMAND_INTERVAL_MS: int(5_000, 100, 600_000),
+    RELAY_DEMAND_TTL_MS: int(15_000, 500, 3_600_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {

@@ -9,6 +9,7 @@ import { TokenVerifier } from './auth/TokenVerifier.js';
 import { createKeySource } from './auth/createKeySource.js';
 import type { TopicPublisher } from './core/Connection.js';
 import { StreamHub } from './core/StreamHub.js';
+import { startDemandReporter } from './demand/startDemandReporter.js';
 import { startUwsServer } from './edge/startUwsServer.js';
 import type { SocketHandlers } from './edge/startUwsServer.js';
 import { AdmissionControl } from './limits/AdmissionControl.js';
@@ -119,6 +120,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     deadlineMs: config.RELAY_DRAIN_DEADLINE_MS,
   });
   const isReady = (): boolean => !drainer.draining && keys.loaded() && [...hubs.values()].every((h) => h.healthy);
+  const demand = startDemandReporter(config, hubs, log);
   const server = await startUwsServer({
     host: config.RELAY_HOST,
     port: config.RELAY_PORT,
@@ -210,6 +212,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       server.close(CloseCode.drainReconnect, 'relay shutting down');
       slowConsumers.close();
       keys.close();
+      demand?.close();
       await Promise.all([...hubs.values()].map((h) => h.close()));
     },
   };

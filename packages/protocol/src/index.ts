@@ -9,3 +9,4 @@ export * from './redisTarget.js';
 export * from './relaySubscription.js';
 export * from './streamId.js';
 export * from './streamName.js';
+export * from './ingestEvents.js';

@@ -51,6 +51,11 @@ export class StreamHub {
     return this.channels.size;
   }
 
+  /** Streams with at least one subscriber now (lingering ones excluded): what demand reports. */
+  streamsWithSubscribers(): StreamName[] {
+    return [...this.channels.values()].filter((c) => c.subscribers.size > 0).map((c) => c.stream);
+  }
+
   get healthy(): boolean {
     return this.options.source.healthy;
   }

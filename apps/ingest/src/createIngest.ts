@@ -1,0 +1,79 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { IngestWorker } from '@streamgate/ingest-core';
+import type { UpstreamAdapter } from '@streamgate/ingest-core';
+import { RedisDemandRegistry, RedisLeaseStore, RedisStreamWriter } from '@streamgate/ingest-core/redis';
+import type { IngestConfig } from './config.js';
+import { EvmAdapter } from './evm/EvmAdapter.js';
+import { ProviderPool } from './evm/ProviderPool.js';
+import { IngestMetrics } from './IngestMetrics.js';
+
+export interface Ingest {
+  readonly port: number;
+  readonly worker: IngestWorker;
+  close(): Promise<void>;
+}
+
+/** Wires Redis, the EVM adapters (one per configured stream, one provider pool per chain) and the worker. */
+export async function createIngest(config: IngestConfig, log: Logger): Promise<Ingest> {
+  const metrics = new IngestMetrics(log);
+  const redis = new Redis(config.INGEST_REDIS_URL, { connectionName: `streamgate-ingest:${config.INGEST_WORKER_ID}`, maxRetriesPerRequest: 2 });
+  redis.on('error', (error) => log.warn({ err: error.message }, 'redis error'));
+  const pools = new Map<string, ProviderPool>();
+  const adapters = new Map<string, UpstreamAdapter>();
+  for (const spec of config.topology.streams) {
+    const chain = config.topology.chains[spec.chain];
+    if (chain === undefined) continue; // config validation guarantees it exists
+    let pool = pools.get(spec.chain);
+    if (pool === undefined) {
+      pool = new ProviderPool(chain.providers, chain.requestTimeoutMs, chain.failoverWindowMs, (error) =>
+        metrics.evm.providerError(error.provider, error.code, error.message),
+      );
+      pools.set(spec.chain, pool);
+    }
+    adapters.set(spec.stream, new EvmAdapter(spec, chain, pool, metrics.evm));
+  }
+  const worker = new IngestWorker({
+    workerId: config.INGEST_WORKER_ID,
+    adapters,
+    demand: new RedisDemandRegistry(redis),
+    leases: new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX),
+    writer: new RedisStreamWriter({ redis, keyPrefix: config.INGEST_KEY_PREFIX, dedupeTtlMs: config.INGEST_DEDUPE_TTL_MS, maxLen: config.INGEST_STREAM_MAXLEN }),
+    leaseTtlMs: config.INGEST_LEASE_TTL_MS,
+    tickMs: config.INGEST_TICK_MS,
+    graceMs: config.INGEST_DEMAND_GRACE_MS,
+    log,
+    events: metrics.worker,
+  });
+  worker.start();
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    } else if (path === '/readyz') {
+      const ready = redis.status === 'ready';
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready' : 'redis unavailable');
+    } else if (path === '/metrics') {
+      metrics.ownedStreams.set(worker.ownedKeys.length);
+      metrics.registry.metrics().then(
+        (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(config.INGEST_PORT, config.INGEST_HOST, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    worker,
+    close: async () => {
+      await worker.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      redis.disconnect();
+    },
+  };
+}

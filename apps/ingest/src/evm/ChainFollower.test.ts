@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import type { RunContext } from '@streamgate/ingest-core';
+import { MemoryStreamWriter } from '@streamgate/ingest-core/testing';
+import { ingestEventSchema } from '@streamgate/protocol';
+import type { IngestEvent } from '@streamgate/protocol';
+import { chainSchema, streamSpecSchema } from '../config.js';
+import { ChainFollower, RunStop } from './ChainFollower.js';
+import type { EvmRunEvents } from './evmEvents.js';
+import type { RpcReader } from './ProviderPool.js';
+import type { RpcResult } from './RpcError.js';
+import { blockHeaderSchema } from './rpcSchemas.js';
+import type { BlockHeader } from './rpcSchemas.js';
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+const h32 = (tag: string) => `0x${Buffer.from(tag).toString('hex').padEnd(64, '0').slice(0, 64)}`;
+
+interface RawBlock { number: string; hash: string; parentHash: string; timestamp: string }
+interface RawLog { address: string; topics: string[]; data: string; blockNumber: string; blockHash: string; transactionHash: string; transactionIndex: string; logIndex: string }
+
+/** A chain in memory that answers the JSON-RPC reads the follower makes; blocks carry one log each. */
+class FakeChain implements RpcReader {
+  readonly canonical: RawBlock[] = [];
+  readonly byHash = new Map<string, RawBlock>();
+  readonly logs = new Map<string, RawLog[]>();
+  private fork = 0;
+
+  constructor() {
+    this.add({ number: hex(0), hash: h32('genesis'), parentHash: h32('none'), timestamp: '0x0' }, false);
+  }
+
+  private add(block: RawBlock, withLog: boolean): RawBlock {
+    this.canonical[Number.parseInt(block.number, 16)] = block;
+    this.byHash.set(block.hash, block);
+    this.logs.set(block.hash, withLog ? [{ address: h32('addr').slice(0, 42), topics: [h32('t')], data: block.hash, blockNumber: block.number, blockHash: block.hash, transactionHash: h32(`tx${block.hash}`), transactionIndex: '0x0', logIndex: '0x0' }] : []);
+    return block;
+  }
+
+  mine(count = 1): BlockHeader[] {
+    const out: BlockHeader[] = [];
+    for (let i = 0; i < count; i++) {
+      const parent = this.canonical[this.canonical.length - 1];
+      if (parent === undefined) throw new Error('no parent');
+      const n = this.canonical.length;
+      out.push(blockHeaderSchema.parse(this.add({ number: hex(n), hash: h32(`b${n}f${this.fork}`), parentHash: parent.hash, timestamp: hex(n) }, true)));
+    }
+    return out;
+  }
+
+  /** Replaces the top `depth` blocks with new ones and returns their heads. */
+  reorg(depth: number): BlockHeader[] {
+    this.fork += 1;
+    const keep = this.canonical.length - depth;
+    this.canonical.length = keep;
+    return this.mine(depth);
+  }
+
+  call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
+    let raw: unknown;
+    const [first] = params;
+    if (method === 'eth_blockNumber') raw = hex(this.canonical.length - 1);
+    else if (method === 'eth_getBlockByNumber') raw = this.canonical[Number.parseInt(String(first), 16)] ?? null;
+    else if (method === 'eth_getBlockByHash') raw = this.byHash.get(String(first)) ?? null;
+    else if (method === 'eth_getLogs') {
+      const filter = first as { blockHash?: string; fromBlock?: string; toBlock?: string };
+      if (filter.blockHash !== undefined) raw = this.logs.get(filter.blockHash);
+      else {
+        const from = Number.parseInt(filter.fromBlock ?? '0x0', 16);
+        const to = Number.parseInt(filter.toBlock ?? '0x0', 16);
+        raw = this.canonical.slice(from, to + 1).flatMap((b) => this.logs.get(b.hash) ?? []);
+      }
+      if (raw === undefined) return Promise.resolve({ ok: false, error: { code: 'rpc_error', retryable: true, provider: 'fake', message: 'unknown block', rpcCode: -32000 } });
+    }
+    const parsed = schema.safeParse(raw);
+    return Promise.resolve(parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: { code: 'garbage', retryable: true, provider: 'fake', message: method } });
+  }
+}
+
+const noEvents: EvmRunEvents = {
+  failover: () => undefined, backfill: () => undefined, degraded: () => undefined, gap: () => undefined, reorg: () => undefined,
+  dedupeHits: () => undefined, written: () => undefined, providerError: () => undefined, stateChanged: () => undefined,
+};
+
+function setup(kind: 'newHeads' | 'logs', chainOptions: Record<string, unknown> = {}, continuity = 'best_effort') {
+  const writer = new MemoryStreamWriter();
+  writer.fences.set('s', 1);
+  const chain = new FakeChain();
+  const spec = streamSpecSchema.parse({ stream: 's', chain: 'fake', kind, continuity });
+  const config = chainSchema.parse({ providers: [{ id: 'p', httpUrl: 'http://x', wsUrl: 'ws://x' }], ...chainOptions });
+  const follower = async () => {
+    const ctx: RunContext = { key: 's', state: await writer.loadState('s'), write: (b) => writer.write({ key: 's', token: 1 }, b), signal: new AbortController().signal };
+    return new ChainFollower(ctx, spec, config, chain, noEvents);
+  };
+  const events = (): IngestEvent[] => (writer.streams.get('s') ?? []).map((e) => ingestEventSchema.parse(JSON.parse(e.data)));
+  return { chain, follower, events };
+}
+
+describe('ChainFollower', () => {
+  it('writes each block once, in order, and backfills a skipped range', async () => {
+    const { chain, follower, events } = setup('newHeads');
+    const f = await follower();
+    for (const head of chain.mine(3)) await f.onHead(head);
+    await f.onHead(chain.canonical.length > 2 ? blockHeaderSchema.parse(chain.canonical[2]) : chain.mine(1)[0] as BlockHeader);
+    const skipped = chain.mine(4);
+    const last = skipped[3];
+    if (last === undefined) throw new Error('no head');
+    await f.onHead(last);
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('retracts exactly the logs written for dropped blocks, also after a restart from the saved state', async () => {
+    const { chain, follower, events } = setup('logs');
+    const first = await follower();
+    for (const head of chain.mine(5)) await first.onHead(head);
+    const droppedHashes = chain.canonical.slice(4).map((b) => b.hash);
+    // The worker restarts: a new follower built only from what was written.
+    const second = await follower();
+    for (const head of chain.reorg(2)) await second.onHead(head);
+    const all = events();
+    const reorgAt = all.findIndex((e) => e.type === 'reorg');
+    expect(all[reorgAt]).toMatchObject({ type: 'reorg', depth: 2, commonAncestor: { number: 3 } });
+    const retracted = all.slice(reorgAt + 1, reorgAt + 3);
+    expect(retracted.map((e) => e.type === 'log' && e.removed && e.blockHash)).toEqual([droppedHashes[1], droppedHashes[0]]);
+    const fresh = all.slice(reorgAt + 3);
+    expect(fresh.map((e) => e.type === 'log' && !e.removed && e.blockNumber)).toEqual([4, 5]);
+  });
+
+  it('ignores a head pushed before a reorg that arrives after it', async () => {
+    const { chain, follower, events } = setup('newHeads');
+    const f = await follower();
+    const old = chain.mine(3);
+    for (const head of old) await f.onHead(head);
+    for (const head of chain.reorg(1)) await f.onHead(head);
+    const stale = old[2];
+    if (stale === undefined) throw new Error('no head');
+    await f.onHead(stale);
+    expect(events().filter((e) => e.type === 'reorg')).toHaveLength(1);
+    expect(f.checkpoint?.hash).toBe(chain.canonical[3]?.hash);
+  });
+
+  it('best effort: a gap over the limit is a typed gap event, then the newest blocks', async () => {
+    const { chain, follower, events } = setup('newHeads', { maxBackfillBlocks: 2 });
+    const f = await follower();
+    const [one] = chain.mine(1);
+    if (one === undefined) throw new Error('no head');
+    await f.onHead(one);
+    const heads = chain.mine(6);
+    await f.onHead(heads[5] as BlockHeader);
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type === 'gap' ? `gap ${e.fromBlock}-${e.toBlock}` : e.type))).toEqual([1, 'gap 2-4', 5, 6, 7]);
+  });
+
+  it('strict: a gap over the limit writes a stream error and halts, also after a restart', async () => {
+    const { chain, follower, events } = setup('newHeads', { maxBackfillBlocks: 2 }, 'strict');
+    const f = await follower();
+    await f.onHead(chain.mine(1)[0] as BlockHeader);
+    const heads = chain.mine(6);
+    await expect(f.onHead(heads[5] as BlockHeader)).rejects.toBeInstanceOf(RunStop);
+    expect(events().at(-1)).toMatchObject({ type: 'stream_error', code: 'gap_exceeds_backfill_limit', fromBlock: 2, toBlock: 6 });
+    const again = await follower();
+    expect(again.haltedReason).not.toBeNull();
+    await expect(again.onHead(chain.mine(1)[0] as BlockHeader)).rejects.toBeInstanceOf(RunStop);
+    expect(events().at(-1)?.type).toBe('stream_error');
+  });
+
+  it('ignores a late push of a block older than the block it anchored on', async () => {
+    const { chain, follower, events } = setup('newHeads');
+    const f = await follower();
+    const heads = chain.mine(3);
+    await f.followNumber(3);
+    await f.onHead(heads[1] as BlockHeader);
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type))).toEqual([3]);
+    await f.onHead(chain.mine(1)[0] as BlockHeader);
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type))).toEqual([3, 4]);
+  });
+});
+

@@ -1,0 +1,347 @@
+import { z } from 'zod';
+import { backoffDelay } from '@streamgate/ingest-core';
+import type { RunContext, RunEnd, WriteBatch, WriteEntry } from '@streamgate/ingest-core';
+import type { IngestEvent, IngestLogEvent } from '@streamgate/protocol';
+import type { ChainConfig, StreamSpec } from '../config.js';
+import type { BlockRecord, Checkpoint, EvmRunEvents } from './evmEvents.js';
+import type { RpcReader } from './ProviderPool.js';
+import { RpcFailure } from './RpcError.js';
+import { blockHeaderSchema, rpcLogSchema } from './rpcSchemas.js';
+import type { BlockHeader, RpcLog } from './rpcSchemas.js';
+
+/** Ends a run from deep inside processing (fenced, halted by policy, stopped). */
+export class RunStop extends Error {
+  override readonly name = 'RunStop';
+  constructor(readonly end: RunEnd) {
+    super(end.reason);
+  }
+}
+
+const CP = 'cp';
+const HALTED = 'halted';
+const blockField = (n: number) => `b:${n}`;
+const checkpointSchema = z.object({ number: z.number().int().nonnegative(), hash: z.string().nullable() });
+const blockRecordSchema = z.object({ hash: z.string(), parentHash: z.string(), logs: z.array(z.unknown()).optional() });
+
+const toHex = (n: number) => `0x${n.toString(16)}`;
+
+/**
+ * Follows one chain for one stream, by hash: every block is written only if its parent is the
+ * block written before it; a head that does not chain up is a reorg (walk back to the common
+ * ancestor, retract, write the new branch) and a head too far ahead is a gap (backfill over HTTP,
+ * bounded). State (checkpoint and the last `historyDepth` blocks with the logs written for them)
+ * goes to Redis in the same atomic step as the entries, so a new owner continues exactly here.
+ */
+export class ChainFollower {
+  private cp: Checkpoint | null = null;
+  private readonly blocks = new Map<number, BlockRecord>();
+  private halted: string | null = null;
+  /** Logs fetched by range during a backfill, by block hash, consumed as blocks are written. */
+  private readonly prefetched = new Map<string, IngestLogEvent[]>();
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly spec: StreamSpec,
+    private readonly chain: ChainConfig,
+    private readonly pool: RpcReader,
+    private readonly events: EvmRunEvents,
+  ) {
+    const cp = ctx.state.get(CP);
+    if (cp !== undefined) this.cp = checkpointSchema.parse(JSON.parse(cp));
+    this.halted = ctx.state.get(HALTED) ?? null;
+    for (const [field, value] of ctx.state) {
+      if (!field.startsWith('b:')) continue;
+      const parsed = blockRecordSchema.parse(JSON.parse(value));
+      this.blocks.set(Number(field.slice(2)), parsed as BlockRecord);
+    }
+  }
+
+  get checkpoint(): Checkpoint | null {
+    return this.cp;
+  }
+
+  get haltedReason(): string | null {
+    return this.halted;
+  }
+
+  /** Fetches the block at `number` over HTTP and follows it (the oracle's and degraded mode's path). */
+  async followNumber(number: number, avoid?: string): Promise<void> {
+    if (this.cp !== null && number <= this.cp.number) return;
+    await this.onHead(await this.fetchBlock('eth_getBlockByNumber', [toHex(number), false], avoid));
+  }
+
+  async onHead(head: BlockHeader): Promise<void> {
+    if (this.halted !== null) throw new RunStop({ reason: 'halted', message: this.halted });
+    const cp = this.cp;
+    if (cp === null) {
+      await this.commit([head], { set: {}, del: [] }, []);
+      return;
+    }
+    if (this.blocks.get(head.number)?.hash === head.hash || (head.number === cp.number && head.hash === cp.hash)) {
+      this.events.dedupeHits(this.spec.stream, 'memory', 1);
+      return;
+    }
+    if (head.number <= cp.number && this.isBelowHistory(head.number)) {
+      // A push older than anything this stream tracks (it was anchored or re-anchored above it,
+      // e.g. a late push of the block before the anchor): not this stream's to write or to retract.
+      this.events.dedupeHits(this.spec.stream, 'memory', 1);
+      return;
+    }
+    if (head.number > cp.number + 1) {
+      await this.backfill(cp.number + 1, head.number - 1);
+      return this.onHead(head);
+    }
+    const current = this.cp ?? cp;
+    if (current.hash === null && head.number === current.number + 1) {
+      await this.commit([head], { set: {}, del: [] }, []);
+      return;
+    }
+    if (!(await this.isCanonical(head))) return;
+    // Walk back from the head until a parent is a block we wrote.
+    const branch: BlockHeader[] = [head];
+    let tip = head;
+    for (;;) {
+      const parent = this.blocks.get(tip.number - 1);
+      if (parent?.hash === tip.parentHash) break;
+      if (parent === undefined) {
+        await this.historyExhausted(head);
+        return;
+      }
+      tip = await this.fetchBlock('eth_getBlockByHash', [tip.parentHash, false]);
+      branch.unshift(tip);
+    }
+    const ancestor = tip.number - 1;
+    if (ancestor === current.number) await this.commit(branch, { set: {}, del: [] }, []);
+    else await this.reorg(ancestor, branch);
+  }
+
+  private isBelowHistory(number: number): boolean {
+    for (const kept of this.blocks.keys()) if (kept <= number) return false;
+    return true;
+  }
+
+  /**
+   * A head that does not extend the checkpoint is a reorg only if the node still calls it
+   * canonical: a push queued before a reorg arrives after it with a hash that is already gone,
+   * and following it would flip the stream back to a dead branch. Such a head is replaced by
+   * the block the node now has at that height.
+   */
+  private async isCanonical(head: BlockHeader): Promise<boolean> {
+    const current = await this.fetchBlock('eth_getBlockByNumber', [toHex(head.number), false]);
+    if (current.hash === head.hash) return true;
+    this.events.dedupeHits(this.spec.stream, 'memory', 1);
+    await this.onHead(current);
+    return false;
+  }
+
+  private async reorg(ancestor: number, branch: BlockHeader[]): Promise<void> {
+    const dropped = [...this.blocks.entries()].filter(([n]) => n > ancestor).sort(([a], [b]) => b - a);
+    const ancestorRecord = this.blocks.get(ancestor);
+    const chain = this.spec.chain;
+    const entries: WriteEntry[] = [];
+    const reorg: IngestEvent = {
+      type: 'reorg',
+      chain,
+      commonAncestor: { number: ancestor, hash: ancestorRecord?.hash ?? '0x' },
+      dropped: dropped.map(([number, r]) => ({ number, hash: r.hash })),
+      depth: dropped.length,
+    };
+    entries.push({ dedupeId: `o:${dropped[0]?.[1].hash ?? ''}:${branch[0]?.hash ?? ''}`, data: JSON.stringify(reorg) });
+    for (const [, record] of dropped) {
+      for (const log of [...(record.logs ?? [])].reverse()) {
+        entries.push({ dedupeId: `r:${log.blockHash}:${log.logIndex}`, data: JSON.stringify({ ...log, removed: true }) });
+      }
+    }
+    this.events.reorg(this.spec.stream, dropped.length);
+    await this.commit(branch, { set: {}, del: dropped.map(([n]) => blockField(n)) }, entries, () => {
+      for (const [n] of dropped) this.blocks.delete(n);
+      this.cp = { number: ancestor, hash: ancestorRecord?.hash ?? null };
+    });
+  }
+
+  /** A head whose ancestry leaves the kept history: the stream cannot retract exactly. */
+  private async historyExhausted(head: BlockHeader): Promise<void> {
+    const from = Math.max(0, head.number - this.chain.historyDepth);
+    await this.discontinuity(from, head.number - 1, 'history_exhausted');
+    await this.commit([head], { set: {}, del: [] }, []);
+  }
+
+  private async backfill(from: number, to: number): Promise<void> {
+    let start = from;
+    if (to - from + 1 > this.chain.maxBackfillBlocks) {
+      start = to - this.chain.maxBackfillBlocks + 1;
+      // Strict reports the whole hole it refuses to paper over; best effort fills the newest part.
+      await this.discontinuity(from, this.spec.continuity === 'strict' ? to : start - 1, 'backfill_limit');
+    }
+    const started = performance.now();
+    const headers: BlockHeader[] = [];
+    for (let n = start; n <= to; n += 8) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(8, to - n + 1) }, (_, i) => this.fetchBlock('eth_getBlockByNumber', [toHex(n + i), false])),
+      );
+      headers.push(...batch);
+    }
+    if (this.spec.kind === 'logs') {
+      for (let n = start; n <= to; n += this.chain.getLogsRangeBlocks) {
+        const end = Math.min(to, n + this.chain.getLogsRangeBlocks - 1);
+        for (const log of await this.fetchLogs({ fromBlock: toHex(n), toBlock: toHex(end) })) {
+          const list = this.prefetched.get(log.blockHash) ?? [];
+          list.push(log);
+          this.prefetched.set(log.blockHash, list);
+        }
+      }
+      // A range that came back with no logs for a block still says the block has none.
+      for (const h of headers) if (!this.prefetched.has(h.hash)) this.prefetched.set(h.hash, []);
+    }
+    const fetchedMs = performance.now() - started;
+    await this.writeBackfilled(headers);
+    this.prefetched.clear();
+    this.events.backfill(this.spec.stream, to - start + 1, fetchedMs, performance.now() - started - fetchedMs);
+  }
+
+  /**
+   * Writes fetched blocks in atomic steps of up to 100 while each links to the one before it;
+   * a block that does not (the chain moved during the backfill) goes through onHead's reorg path.
+   */
+  private async writeBackfilled(headers: readonly BlockHeader[]): Promise<void> {
+    let i = 0;
+    while (i < headers.length) {
+      const chunk: BlockHeader[] = [];
+      let prevNumber = this.cp?.number ?? -1;
+      let prevHash = this.cp?.hash ?? null;
+      for (let h = headers[i]; h !== undefined && chunk.length < 100; h = headers[i]) {
+        if (h.number !== prevNumber + 1 || (prevHash !== null && h.parentHash !== prevHash)) break;
+        chunk.push(h);
+        prevNumber = h.number;
+        prevHash = h.hash;
+        i++;
+      }
+      if (chunk.length > 0) {
+        await this.commit(chunk, { set: {}, del: [] }, []);
+        continue;
+      }
+      const next = headers[i++];
+      if (next !== undefined) await this.onHead(next);
+    }
+  }
+
+  /** Writes a typed gap (best effort) or an explicit stream error and halts (strict). */
+  private async discontinuity(fromBlock: number, toBlock: number, reason: 'backfill_limit' | 'history_exhausted'): Promise<void> {
+    const chain = this.spec.chain;
+    this.events.gap(this.spec.stream, fromBlock, toBlock, this.spec.continuity);
+    if (this.spec.continuity === 'strict') {
+      const message =
+        reason === 'backfill_limit'
+          ? `blocks ${fromBlock}..${toBlock} exceed the backfill limit of ${this.chain.maxBackfillBlocks}`
+          : `a reorg reaches below the ${this.chain.historyDepth} blocks of kept history`;
+      const event: IngestEvent = {
+        type: 'stream_error',
+        chain,
+        code: reason === 'backfill_limit' ? 'gap_exceeds_backfill_limit' : 'reorg_deeper_than_history',
+        message,
+        fromBlock,
+        toBlock,
+      };
+      await this.write({ entries: [{ dedupeId: `e:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [HALTED]: message } });
+      this.halted = message;
+      throw new RunStop({ reason: 'halted', message });
+    }
+    const event: IngestEvent = { type: 'gap', chain, fromBlock, toBlock, reason };
+    const del = [...this.blocks.keys()].map(blockField);
+    const cp: Checkpoint = { number: toBlock, hash: null };
+    await this.write({ entries: [{ dedupeId: `g:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [CP]: JSON.stringify(cp) }, stateDel: del });
+    this.blocks.clear();
+    this.cp = cp;
+  }
+
+  /**
+   * Writes `branch` (consecutive blocks) after `prefix` entries in one atomic step. `beforeApply`
+   * updates memory for the prefix (a reorg's drops) once the write succeeded.
+   */
+  private async commit(
+    branch: readonly BlockHeader[],
+    state: { set: Record<string, string>; del: string[] },
+    prefix: WriteEntry[],
+    beforeApply?: () => void,
+  ): Promise<void> {
+    const entries = [...prefix];
+    const records = new Map<number, BlockRecord>();
+    for (const block of branch) {
+      const record: BlockRecord = { hash: block.hash, parentHash: block.parentHash };
+      if (this.spec.kind === 'newHeads') {
+        const event: IngestEvent = {
+          type: 'block',
+          chain: this.spec.chain,
+          number: block.number,
+          hash: block.hash,
+          parentHash: block.parentHash,
+          timestamp: block.timestamp,
+          header: block,
+        };
+        entries.push({ dedupeId: `b:${block.hash}`, data: JSON.stringify(event) });
+      } else {
+        const logs = this.prefetched.get(block.hash) ?? (await this.fetchLogs({ blockHash: block.hash }));
+        record.logs = logs;
+        for (const log of logs) entries.push({ dedupeId: `l:${log.blockHash}:${log.logIndex}`, data: JSON.stringify(log) });
+      }
+      records.set(block.number, record);
+      state.set[blockField(block.number)] = JSON.stringify(record);
+    }
+    const last = branch[branch.length - 1];
+    if (last === undefined) return;
+    const cp: Checkpoint = { number: last.number, hash: last.hash };
+    state.set[CP] = JSON.stringify(cp);
+    const floor = last.number - this.chain.historyDepth;
+    const expired = [...this.blocks.keys()].filter((n) => n <= floor);
+    state.del.push(...expired.map(blockField));
+    await this.write({ entries, stateSet: state.set, stateDel: state.del });
+    beforeApply?.();
+    for (const n of expired) this.blocks.delete(n);
+    for (const [n, r] of records) this.blocks.set(n, r);
+    this.cp = cp;
+  }
+
+  /** The atomic write, retried with backoff while Redis is unreachable (the batch is idempotent). */
+  private async write(batch: WriteBatch): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.ctx.write(batch);
+      if (outcome.ok) {
+        if (outcome.duplicates > 0) this.events.dedupeHits(this.spec.stream, 'redis', outcome.duplicates);
+        this.events.written(this.spec.stream, outcome.written);
+        return;
+      }
+      const { error } = outcome;
+      switch (error.code) {
+        case 'fenced':
+          throw new RunStop({ reason: 'fenced' });
+        case 'stopped':
+          throw new RunStop({ reason: 'stopped' });
+        case 'wrong_type':
+        case 'upstream_garbage':
+        case 'upstream_unavailable':
+          throw new RunStop({ reason: 'failed', error });
+        case 'redis_unavailable':
+          if (this.ctx.signal.aborted) throw new RunStop({ reason: 'stopped' });
+          await new Promise((r) => setTimeout(r, backoffDelay(attempt, 100, 5_000)));
+      }
+    }
+  }
+
+  private async fetchBlock(method: string, params: unknown[], avoid?: string): Promise<BlockHeader> {
+    const result = await this.pool.call(method, params, blockHeaderSchema.nullable(), avoid);
+    if (!result.ok) throw new RpcFailure(result.error);
+    if (result.value === null) {
+      throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `${method}(${String(params[0])}) is not known yet`, rpcCode: 0 });
+    }
+    return result.value;
+  }
+
+  private async fetchLogs(range: Record<string, string>): Promise<IngestLogEvent[]> {
+    const { filter } = this.spec;
+    const result = await this.pool.call('eth_getLogs', [{ ...range, ...(filter ?? {}) }], rpcLogSchema.array());
+    if (!result.ok) throw new RpcFailure(result.error);
+    return result.value
+      .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
+      .map((log: RpcLog) => ({ type: 'log', chain: this.spec.chain, ...log, removed: false }));
+  }
+}

@@ -1,0 +1,71 @@
+import type { z } from 'zod';
+import type { ProviderConfig } from '../config.js';
+import { HttpRpcClient } from './HttpRpcClient.js';
+import type { RpcError, RpcResult } from './RpcError.js';
+
+interface HttpStats {
+  client: HttpRpcClient;
+  /** Exponentially weighted latency of successful calls, ms. */
+  latencyMs: number;
+  failedUntil: number;
+}
+
+/** What the chain follower reads from: JSON-RPC over HTTP, parsed, with a provider to avoid. */
+export interface RpcReader {
+  call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S, avoid?: string): Promise<RpcResult<z.output<S>>>;
+}
+
+/**
+ * A chain's providers. WebSocket subscriptions go by configured priority; HTTP calls (gap-fill,
+ * the head oracle) go to the fastest healthy HTTP endpoint, chosen independently, because the
+ * best socket for pushes is not necessarily the best endpoint for bulk reads.
+ */
+export class ProviderPool implements RpcReader {
+  private readonly http: HttpStats[];
+
+  constructor(
+    readonly providers: readonly ProviderConfig[],
+    timeoutMs: number,
+    private readonly cooldownMs: number,
+    private readonly onError: (error: RpcError) => void,
+  ) {
+    this.http = providers.flatMap((p) =>
+      p.httpUrl === undefined ? [] : [{ client: new HttpRpcClient(p.id, p.httpUrl, timeoutMs), latencyMs: 0, failedUntil: 0 }],
+    );
+  }
+
+  /** WebSocket providers in priority order, those in `exclude` last (a cascade may come back to them). */
+  wsCandidates(exclude: ReadonlySet<string>): ProviderConfig[] {
+    return this.providers
+      .filter((p) => p.wsUrl !== undefined)
+      .sort((a, b) => Number(exclude.has(a.id)) - Number(exclude.has(b.id)) || a.priority - b.priority);
+  }
+
+  /** HTTP endpoints, healthy ones first by latency; `avoid` (e.g. the failing socket's provider) last. */
+  private httpOrder(avoid?: string): HttpStats[] {
+    const now = Date.now();
+    const rank = (s: HttpStats) => (s.failedUntil > now ? 2 : 0) + (s.client.provider === avoid ? 1 : 0);
+    return [...this.http].sort((a, b) => rank(a) - rank(b) || a.latencyMs - b.latencyMs);
+  }
+
+  /** Tries each HTTP endpoint in order until one answers; the last error if none does. */
+  async call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S, avoid?: string): Promise<RpcResult<z.output<S>>> {
+    let last: RpcResult<z.output<S>> = {
+      ok: false,
+      error: { code: 'unreachable', retryable: true, provider: 'none', message: 'no HTTP provider' },
+    };
+    for (const stats of this.httpOrder(avoid)) {
+      const started = performance.now();
+      last = await stats.client.call(method, params, schema);
+      if (last.ok) {
+        const took = performance.now() - started;
+        stats.latencyMs = stats.latencyMs === 0 ? took : stats.latencyMs * 0.8 + took * 0.2;
+        return last;
+      }
+      // A node's own JSON-RPC error (e.g. unknown block) says nothing about the endpoint's health.
+      if (last.error.code !== 'rpc_error') stats.failedUntil = Date.now() + this.cooldownMs;
+      this.onError(last.error);
+    }
+    return last;
+  }
+}

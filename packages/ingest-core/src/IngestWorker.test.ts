@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { IngestWorker } from './IngestWorker.js';
+import type { AdapterRun, RunContext, RunEnd, UpstreamAdapter } from './UpstreamAdapter.js';
+import { MemoryDemandSource, MemoryLeaseStore, MemoryStreamWriter } from './testing/index.js';
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** An adapter that writes one entry per `push` and records its starts and stops. */
+class CountingAdapter implements UpstreamAdapter {
+  readonly kind = 'counting';
+  starts = 0;
+  stops = 0;
+  contexts: RunContext[] = [];
+  start(ctx: RunContext): AdapterRun {
+    this.starts += 1;
+    this.contexts.push(ctx);
+    let finish: (end: RunEnd) => void = () => undefined;
+    const ended = new Promise<RunEnd>((resolve) => (finish = resolve));
+    return {
+      ended,
+      stop: async () => {
+        this.stops += 1;
+        finish({ reason: 'stopped' });
+        await Promise.resolve();
+      },
+    };
+  }
+}
+
+function fleet(workers: number) {
+  let clock = 0;
+  const now = () => clock;
+  const writer = new MemoryStreamWriter();
+  const leases = new MemoryLeaseStore(writer, now);
+  const demand = new MemoryDemandSource();
+  const adapters = Array.from({ length: workers }, () => new CountingAdapter());
+  const list = adapters.map(
+    (adapter, i) =>
+      new IngestWorker({
+        workerId: `w${i}`,
+        adapters: new Map([['k', adapter]]),
+        demand,
+        leases,
+        writer,
+        leaseTtlMs: 3_000,
+        tickMs: 1_000,
+        graceMs: 5_000,
+        log: silent,
+        now,
+      }),
+  );
+  return { workers: list, adapters, demand, writer, advance: (ms: number) => (clock += ms) };
+}
+
+describe('IngestWorker', () => {
+  it('runs a demanded key on exactly one of several workers', async () => {
+    const f = fleet(3);
+    f.demand.keys.add('k');
+    for (const w of f.workers) await w.tick();
+    expect(f.adapters.map((a) => a.starts)).toEqual([1, 0, 0]);
+    for (const w of f.workers) await w.tick();
+    expect(f.adapters.map((a) => a.starts)).toEqual([1, 0, 0]);
+  });
+
+  it('keeps the subscription through the grace period, then stops and releases', async () => {
+    const f = fleet(1);
+    const [w] = f.workers;
+    f.demand.keys.add('k');
+    await w?.tick();
+    f.demand.keys.clear();
+    for (let i = 0; i < 5; i++) {
+      f.advance(1_000);
+      await w?.tick();
+    }
+    expect(f.adapters[0]?.stops).toBe(0);
+    f.advance(1_000);
+    await w?.tick();
+    expect(f.adapters[0]?.stops).toBe(1);
+    expect(w?.ownedKeys).toEqual([]);
+  });
+
+  it('hands the key to another worker when the owner stops renewing, and fences the old owner', async () => {
+    const f = fleet(2);
+    const [a, b] = f.workers;
+    f.demand.keys.add('k');
+    await a?.tick();
+    await b?.tick();
+    const oldCtx = f.adapters[0]?.contexts[0];
+    // a is frozen (no ticks); its lease runs out.
+    f.advance(3_500);
+    await b?.tick();
+    expect(f.adapters[1]?.starts).toBe(1);
+    const refused = await oldCtx?.write({ entries: [{ dedupeId: 'x', data: '{}' }] });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'fenced' } });
+    expect(oldCtx?.signal.aborted).toBe(true);
+    const fresh = await f.adapters[1]?.contexts[0]?.write({ entries: [{ dedupeId: 'x', data: '{}' }] });
+    expect(fresh).toMatchObject({ ok: true, written: 1 });
+    // The frozen owner wakes up: its renewal fails and it stops its run.
+    await a?.tick();
+    expect(f.adapters[0]?.stops).toBe(1);
+  });
+
+  it('writes an entry once even when it is offered twice', async () => {
+    const f = fleet(1);
+    f.demand.keys.add('k');
+    await f.workers[0]?.tick();
+    const ctx = f.adapters[0]?.contexts[0];
+    await ctx?.write({ entries: [{ dedupeId: 'a', data: '1' }], stateSet: { cp: '1' } });
+    const again = await ctx?.write({ entries: [{ dedupeId: 'a', data: '1' }, { dedupeId: 'b', data: '2' }] });
+    expect(again).toMatchObject({ ok: true, written: 1, duplicates: 1 });
+    expect(f.writer.streams.get('k')?.map((e) => e.data)).toEqual(['1', '2']);
+  });
+
+  it('takes nothing new while demand cannot be read', async () => {
+    const f = fleet(1);
+    f.demand.keys.add('k');
+    f.demand.failing = true;
+    await f.workers[0]?.tick();
+    expect(f.adapters[0]?.starts).toBe(0);
+  });
+});

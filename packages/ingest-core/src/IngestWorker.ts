@@ -1,0 +1,193 @@
+import { backoffDelay } from './backoffDelay.js';
+import type { CoreLog } from './CoreLog.js';
+import type { DemandSource } from './DemandSource.js';
+import { errorMessage } from './IngestError.js';
+import type { Lease, LeaseStore } from './LeaseStore.js';
+import type { StreamWriter, WriteBatch, WriteOutcome } from './StreamWriter.js';
+import type { AdapterRun, RunEnd, UpstreamAdapter } from './UpstreamAdapter.js';
+
+export type LeaseChange = 'acquired' | 'renew_lost' | 'released' | 'fenced';
+
+/** Hooks for metrics; every one is optional. */
+export interface WorkerEvents {
+  leaseChanged?(key: string, change: LeaseChange): void;
+  runEnded?(key: string, end: RunEnd): void;
+  demandError?(error: unknown): void;
+  writeOutcome?(key: string, outcome: WriteOutcome): void;
+}
+
+export interface IngestWorkerOptions {
+  readonly workerId: string;
+  /** Keys this worker may serve (the configured streams) and the adapter for each. */
+  readonly adapters: ReadonlyMap<string, UpstreamAdapter>;
+  readonly demand: DemandSource;
+  readonly leases: LeaseStore;
+  readonly writer: StreamWriter;
+  readonly leaseTtlMs: number;
+  /** How often demand is read and leases renewed; must be well under leaseTtlMs. */
+  readonly tickMs: number;
+  /** How long an owned key keeps its upstream subscription after demand ends. */
+  readonly graceMs: number;
+  readonly log: CoreLog;
+  readonly events?: WorkerEvents;
+  readonly now?: () => number;
+}
+
+interface Owned {
+  lease: Lease;
+  run: AdapterRun;
+  abort: AbortController;
+  ended: boolean;
+}
+
+/**
+ * The fleet-wide coordinator of one worker process: while a key is demanded, some worker holds
+ * its lease and runs its adapter; the holder renews every tick and stops (releasing the lease) a
+ * grace period after demand ends, or at once when it loses the lease.
+ */
+export class IngestWorker {
+  private readonly owned = new Map<string, Owned>();
+  private readonly lastDemandAt = new Map<string, number>();
+  /** Key → earliest time a failed run may be restarted, and how many failures in a row. */
+  private readonly retry = new Map<string, { at: number; attempt: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private closed = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: IngestWorkerOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get ownedKeys(): string[] {
+    return [...this.owned.keys()];
+  }
+
+  start(): void {
+    const loop = (): void => {
+      if (this.closed) return;
+      this.ticking = this.tick().finally(() => {
+        if (!this.closed) this.timer = setTimeout(loop, this.options.tickMs);
+      });
+    };
+    loop();
+  }
+
+  /** One pass: read demand, renew or give up what is owned, try to take what is wanted. */
+  async tick(): Promise<void> {
+    const { adapters, log } = this.options;
+    const now = this.now();
+    try {
+      const demanded = await this.options.demand.demanded();
+      for (const key of demanded) if (adapters.has(key)) this.lastDemandAt.set(key, now);
+    } catch (error) {
+      // Demand unknown: keep what is owned (renewal still decides) and take nothing new.
+      this.options.events?.demandError?.(error);
+      log.warn({ err: errorMessage(error) }, 'demand read failed');
+    }
+    for (const key of adapters.keys()) {
+      if (this.closed) return;
+      const last = this.lastDemandAt.get(key);
+      const wanted = last !== undefined && now - last <= this.options.graceMs;
+      const owned = this.owned.get(key);
+      try {
+        if (owned !== undefined) {
+          if (!wanted) await this.giveUp(key, owned, 'released');
+          else if (!(await this.options.leases.renew(owned.lease, this.options.workerId, this.options.leaseTtlMs))) {
+            await this.giveUp(key, owned, 'renew_lost');
+          }
+        } else if (wanted && last === now) {
+          await this.tryTake(key);
+        }
+      } catch (error) {
+        log.warn({ key, err: errorMessage(error) }, 'lease operation failed');
+      }
+    }
+  }
+
+  private async tryTake(key: string): Promise<void> {
+    const retry = this.retry.get(key);
+    if (retry !== undefined && this.now() < retry.at) return;
+    const adapter = this.options.adapters.get(key);
+    if (adapter === undefined) return;
+    const { workerId, leaseTtlMs, writer } = this.options;
+    const lease = await this.options.leases.acquire(key, workerId, leaseTtlMs);
+    if (lease === null) return;
+    let state: Map<string, string>;
+    try {
+      state = await writer.loadState(key);
+    } catch (error) {
+      await this.options.leases.release(lease, workerId);
+      throw error;
+    }
+    this.options.events?.leaseChanged?.(key, 'acquired');
+    this.options.log.info({ key, token: lease.token, worker: workerId }, 'lease acquired');
+    const abort = new AbortController();
+    const fence = { key, token: lease.token };
+    const write = async (batch: WriteBatch): Promise<WriteOutcome> => {
+      if (abort.signal.aborted) {
+        return { ok: false, error: { code: 'stopped', retryable: false, message: 'the run was stopped' } };
+      }
+      const outcome = await writer.write(fence, batch);
+      this.options.events?.writeOutcome?.(key, outcome);
+      if (!outcome.ok && outcome.error.code === 'fenced') abort.abort();
+      return outcome;
+    };
+    const run = adapter.start({ key, state, write, signal: abort.signal });
+    const entry: Owned = { lease, run, abort, ended: false };
+    this.owned.set(key, entry);
+    void run.ended.then((end) => this.onEnded(key, entry, end));
+  }
+
+  private async onEnded(key: string, entry: Owned, end: RunEnd): Promise<void> {
+    entry.ended = true;
+    this.options.events?.runEnded?.(key, end);
+    if (this.owned.get(key) !== entry) return;
+    this.owned.delete(key);
+    const { log, workerId } = this.options;
+    log.info({ key, end }, 'run ended');
+    if (end.reason === 'fenced') {
+      this.options.events?.leaseChanged?.(key, 'fenced');
+      return;
+    }
+    if (end.reason === 'failed') {
+      const attempt = (this.retry.get(key)?.attempt ?? 0) + 1;
+      this.retry.set(key, { at: this.now() + backoffDelay(attempt, 500, 30_000), attempt });
+    } else {
+      this.retry.delete(key);
+    }
+    // A halted run keeps its lease so no other worker restarts the key behind the operator's back.
+    if (end.reason === 'halted') {
+      this.owned.set(key, entry);
+      return;
+    }
+    try {
+      await this.options.leases.release(entry.lease, workerId);
+      this.options.events?.leaseChanged?.(key, 'released');
+    } catch (error) {
+      log.warn({ key, err: errorMessage(error) }, 'lease release failed; it expires by itself');
+    }
+  }
+
+  private async giveUp(key: string, owned: Owned, change: 'released' | 'renew_lost'): Promise<void> {
+    this.owned.delete(key);
+    owned.abort.abort();
+    await owned.run.stop();
+    this.options.log.info({ key, change }, change === 'released' ? 'demand ended; lease released' : 'lease lost');
+    this.options.events?.leaseChanged?.(key, change);
+    if (change === 'released') await this.options.leases.release(owned.lease, this.options.workerId);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.ticking;
+    for (const [key, owned] of [...this.owned]) {
+      try {
+        await this.giveUp(key, owned, 'released');
+      } catch (error) {
+        this.options.log.warn({ key, err: errorMessage(error) }, 'release on close failed');
+      }
+    }
+  }
+}

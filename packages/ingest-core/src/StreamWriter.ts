@@ -1,0 +1,36 @@
+import type { IngestError } from './IngestError.js';
+
+/** One entry for the stream: `dedupeId` is unique per logical event within the stream. */
+export interface WriteEntry {
+  readonly dedupeId: string;
+  /** JSON text for the entry's `data` field. */
+  readonly data: string;
+}
+
+/**
+ * Everything one atomic step writes: entries (each skipped if its dedupe id was seen) and the
+ * adapter's state changes (its checkpoint and recent history), which land even when every entry
+ * was a duplicate, so a resumed owner never replays work the stream already holds.
+ */
+export interface WriteBatch {
+  readonly entries: readonly WriteEntry[];
+  readonly stateSet?: Readonly<Record<string, string>>;
+  readonly stateDel?: readonly string[];
+}
+
+export type WriteOutcome =
+  | { ok: true; written: number; duplicates: number; ids: readonly (string | null)[] }
+  | { ok: false; error: IngestError };
+
+/** The fencing token a lease granted; writes carrying an older token are refused. */
+export interface Fence {
+  readonly key: string;
+  readonly token: number;
+}
+
+/** The atomic write step (fencing check, dedupe, XADD, state update) and its state read. */
+export interface StreamWriter {
+  write(fence: Fence, batch: WriteBatch): Promise<WriteOutcome>;
+  /** The adapter state last written for `key` (empty for a new stream). */
+  loadState(key: string): Promise<Map<string, string>>;
+}

@@ -1,0 +1,4 @@
+export { RedisDemandRegistry } from './RedisDemandRegistry.js';
+export { RedisLeaseStore } from './RedisLeaseStore.js';
+export { RedisStreamWriter } from './RedisStreamWriter.js';
+export type { RedisStreamWriterOptions } from './RedisStreamWriter.js';

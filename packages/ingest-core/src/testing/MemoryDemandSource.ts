@@ -1,0 +1,12 @@
+import type { DemandSource } from '../DemandSource.js';
+
+export class MemoryDemandSource implements DemandSource {
+  readonly keys = new Set<string>();
+  failing = false;
+
+  async demanded(): Promise<ReadonlySet<string>> {
+    await Promise.resolve();
+    if (this.failing) throw new Error('demand store unavailable');
+    return new Set(this.keys);
+  }
+}
