@@ -29,6 +29,8 @@ describe('parseAuthConfig', () => {
         audience: 'streamgate-relay',
         tokenTtlSeconds: 300,
         redisUrl: 'redis://streams:6379/0',
+        demandPrefixes: [],
+        demandTtlMs: 30_000,
         logLevel: 'info',
       },
     });

@@ -15,6 +15,9 @@ export type AuthConfig = {
   audience: string;
   tokenTtlSeconds: number;
   redisUrl: string;
+  /** Streams under these prefixes are ingest-backed: minting a token for one registers demand. */
+  demandPrefixes: readonly string[];
+  demandTtlMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 };
 
@@ -61,6 +64,14 @@ const envSchema = z.object({
           'must be a redis:// or rediss:// URL with host, optional port and db, and no credentials (relays hold their own)',
       }),
   ),
+  AUTH_DEMAND_PREFIXES: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .default('')
+      .transform((raw) => raw.split(',').map((p) => p.trim()).filter(Boolean)),
+  ),
+  AUTH_DEMAND_TTL_MS: intIn(1_000, 3_600_000, 30_000, 'set how long a minted token keeps its stream wanted, in ms'),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z
@@ -118,6 +129,8 @@ export function parseAuthConfig(env: Readonly<Record<string, string | undefined>
       audience: e.AUTH_AUDIENCE,
       tokenTtlSeconds: e.AUTH_TOKEN_TTL_SECONDS,
       redisUrl: e.AUTH_REDIS_URL,
+      demandPrefixes: e.AUTH_DEMAND_PREFIXES,
+      demandTtlMs: e.AUTH_DEMAND_TTL_MS,
       logLevel: e.LOG_LEVEL,
     },
   };

@@ -7,6 +7,7 @@ export type AuthMetrics = {
   tokensIssued: Counter<'procedure'>;
   tokenDenials: Counter<'procedure'>;
   httpDuration: Histogram<'route' | 'method' | 'status'>;
+  demandRegistrations: Counter<'outcome'>;
   /** Pass to relayTokenProcedure so that token procedures report into this registry. */
   observer: RelayTokenObserver;
 };
@@ -40,8 +41,15 @@ export function createAuthMetrics({ defaultMetrics = false }: { defaultMetrics?:
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
+  const demandRegistrations = new Counter({
+    name: 'streamgate_auth_demand_registrations_total',
+    help: 'Ingest demand registered when minting tokens for ingest-backed streams, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    demandRegistrations,
     tokenRequests,
     tokensIssued,
     tokenDenials,

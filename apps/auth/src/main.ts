@@ -1,8 +1,11 @@
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { RedisDemandRegistry } from '@streamgate/ingest-core/redis';
 import { createTokenIssuer } from '@streamgate/server';
 import { parseAuthConfig } from './config.js';
 import { createAuthMetrics } from './createAuthMetrics.js';
 import { createAuthServer } from './createAuthServer.js';
+import { combineObservers, createDemandObserver } from './createDemandObserver.js';
 import { createDemoRouter } from './demoRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
 
@@ -37,13 +40,33 @@ async function main(): Promise<void> {
     ttlSeconds: config.tokenTtlSeconds,
   });
   const metrics = createAuthMetrics({ defaultMetrics: true });
-  const router = createDemoRouter({ issuer, observer: metrics.observer });
+  // Demand goes to the Redis the tokens name: ingest keeps its demand set beside the streams.
+  const demandRedis = config.demandPrefixes.length === 0 ? null : new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  demandRedis?.on('error', (error: Error) => logger.warn({ err: error }, 'demand redis error'));
+  const demand = demandRedis === null ? null : new RedisDemandRegistry(demandRedis);
+  const observer =
+    demand === null
+      ? metrics.observer
+      : combineObservers(
+          metrics.observer,
+          createDemandObserver({
+            prefixes: config.demandPrefixes,
+            ttlMs: config.demandTtlMs,
+            register: (stream, ttlMs) => demand.heartbeat([stream], ttlMs),
+            onOutcome: (outcome, stream, error) => {
+              metrics.demandRegistrations.inc({ outcome });
+              if (outcome === 'failed') logger.warn({ err: error, stream }, 'could not register ingest demand');
+            },
+          }),
+        );
+  const router = createDemoRouter({ issuer, observer });
   const server = await createAuthServer({ trpc: { router }, keys, metrics, host: config.host, port: config.port, logger });
   // Test harnesses read the port from this line; keep "msg":"listening" and a numeric "port".
   logger.info({ port: server.port, host: server.host, kids: keys.all.map((k) => k.kid) }, 'listening');
 
   const shutdown = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'shutting down');
+    demandRedis?.disconnect();
     server.close().then(
       () => logger.info('closed'),
       (error: unknown) => {
