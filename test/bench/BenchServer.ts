@@ -48,6 +48,12 @@ export async function startBenchServer(kind: ServerKind, ctx: BenchContext, port
           RELAY_TOKEN_AUDIENCE: ctx.audience,
           RELAY_TOKEN_ISSUER: ctx.issuer,
           RELAY_REDIS_ALLOWLIST: ctx.redisUrl,
+          // The peers have no admission control: lift the relay's so the same load reaches all
+          // four (its per-second limit would turn a 10k-client burst into refusals by design).
+          RELAY_MAX_CONNECTIONS: '1000000',
+          RELAY_MAX_CONNECTIONS_PER_SECOND: '1000000',
+          // Stopping a server between workloads must not wait out a production drain window.
+          RELAY_DRAIN_WINDOW_MS: '1000',
           LOG_LEVEL: 'info',
           NODE_ENV: 'production',
         }
