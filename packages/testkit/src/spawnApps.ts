@@ -14,6 +14,16 @@ export interface RelayProcess extends AppProcess {
   readonly url: string;
 }
 
+/**
+ * An app from source on loopback: waits for its `"msg":"listening"` log line and reads the port
+ * from it (every app logs its port there; the kernel picks it when asked for port 0).
+ */
+export async function spawnApp(entry: string, name: string, env: Readonly<Record<string, string>>): Promise<AppProcess> {
+  const service = await spawnTsEntry(entry, { name, env, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000 });
+  const port = await readListeningPort(service);
+  return { service, port, httpUrl: `http://127.0.0.1:${port}` };
+}
+
 export interface AuthProcessOptions {
   readonly issuer: string;
   readonly audience: string;
@@ -26,24 +36,17 @@ export interface AuthProcessOptions {
 }
 
 /** The auth service from source, on loopback, on the port the kernel picks unless told. */
-export async function spawnAuth(options: AuthProcessOptions): Promise<AppProcess> {
-  const service = await spawnTsEntry('apps/auth/src/main.ts', {
-    name: 'auth',
-    env: {
-      AUTH_HOST: '127.0.0.1',
-      AUTH_PORT: String(options.port ?? 0),
-      AUTH_SIGNING_KEYS: options.signingKeys,
-      AUTH_ISSUER: options.issuer,
-      AUTH_AUDIENCE: options.audience,
-      AUTH_REDIS_URL: options.redisUrl,
-      LOG_LEVEL: 'info',
-      ...options.env,
-    },
-    readyPattern: /"msg":"listening"/,
-    readyTimeoutMs: 30_000,
+export function spawnAuth(options: AuthProcessOptions): Promise<AppProcess> {
+  return spawnApp('apps/auth/src/main.ts', 'auth', {
+    AUTH_HOST: '127.0.0.1',
+    AUTH_PORT: String(options.port ?? 0),
+    AUTH_SIGNING_KEYS: options.signingKeys,
+    AUTH_ISSUER: options.issuer,
+    AUTH_AUDIENCE: options.audience,
+    AUTH_REDIS_URL: options.redisUrl,
+    LOG_LEVEL: 'info',
+    ...options.env,
   });
-  const port = await readListeningPort(service);
-  return { service, port, httpUrl: `http://127.0.0.1:${port}` };
 }
 
 export interface RelayProcessOptions {
@@ -57,23 +60,17 @@ export interface RelayProcessOptions {
 
 /** A relay pod from source, trusting the auth service's JWKS over HTTP. */
 export async function spawnRelay(options: RelayProcessOptions): Promise<RelayProcess> {
-  const service = await spawnTsEntry('apps/relay/src/main.ts', {
-    name: options.name,
-    env: {
-      RELAY_HOST: '127.0.0.1',
-      RELAY_PORT: '0',
-      RELAY_NODE_ID: options.name,
-      RELAY_JWKS_URL: `${options.authUrl}/.well-known/jwks.json`,
-      RELAY_TOKEN_AUDIENCE: options.audience,
-      RELAY_TOKEN_ISSUER: options.issuer,
-      RELAY_REDIS_ALLOWLIST: options.redisAllowlist,
-      // The listening line is logged at info; tests and the fleet read the port from it.
-      LOG_LEVEL: 'info',
-      ...options.env,
-    },
-    readyPattern: /"msg":"listening"/,
-    readyTimeoutMs: 30_000,
+  const app = await spawnApp('apps/relay/src/main.ts', options.name, {
+    RELAY_HOST: '127.0.0.1',
+    RELAY_PORT: '0',
+    RELAY_NODE_ID: options.name,
+    RELAY_JWKS_URL: `${options.authUrl}/.well-known/jwks.json`,
+    RELAY_TOKEN_AUDIENCE: options.audience,
+    RELAY_TOKEN_ISSUER: options.issuer,
+    RELAY_REDIS_ALLOWLIST: options.redisAllowlist,
+    // The listening line is logged at info; tests and the fleet read the port from it.
+    LOG_LEVEL: 'info',
+    ...options.env,
   });
-  const port = await readListeningPort(service);
-  return { service, port, httpUrl: `http://127.0.0.1:${port}`, url: `ws://127.0.0.1:${port}/v1/ws` };
+  return { ...app, url: `ws://127.0.0.1:${app.port}/v1/ws` };
 }
