@@ -167,3 +167,71 @@ describe('startVenueSim: data', () => {
     await waitFor(() => s1.received.length > heard, { timeoutMs: 5_000, message: 'quotes after the resubscribe' });
   });
 });
+
+describe('startVenueSim: session faults', () => {
+  it('dropSession closes the connection and forgets its subscriptions', async () => {
+    await using venue = await startVenueSim({ publishIntervalMs: 20 });
+    const s1 = await open(venue, 's1');
+    await subscribe(venue, 's1', ['AAPL']);
+    expect(venue.dropSession('s1')).toBe(true);
+    expect(venue.session('s1')).toBeUndefined();
+    await waitFor(() => s1.closed(), { timeoutMs: 5_000, message: 'client saw the drop' });
+    expect(venue.dropSession('s1')).toBe(false);
+    expect(await subscribe(venue, 's1', ['AAPL'])).toEqual({ status: 400, body: { code: 'INVALID_SESSION' } });
+    // Coming back under the same id starts from nothing: subscriptions are not restored.
+    const again = await open(venue, 's1');
+    expect(venue.session('s1')?.subscribed).toEqual([]);
+    const roundsAt = venue.published().rounds;
+    await waitFor(() => venue.published().rounds >= roundsAt + 5, { timeoutMs: 5_000, message: 'five rounds passed' });
+    expect(again.received).toEqual([]);
+  });
+
+  it('crashSocket resets the TCP connection without a DISCONNECT', async () => {
+    await using venue = await startVenueSim();
+    const s1 = await open(venue, 's1');
+    await subscribe(venue, 's1', ['AAPL']);
+    expect(venue.crashSocket('s1')).toBe(true);
+    expect(venue.sessions()).toEqual([]);
+    await waitFor(() => s1.closed(), { timeoutMs: 5_000, message: 'client saw the reset' });
+    expect(s1.errors.map((e) => e.message).join()).toMatch(/ECONNRESET/);
+    expect(venue.crashSocket('nobody')).toBe(false);
+  });
+
+  it('applies faults posted to /sim/faults and names the field of a bad one', async () => {
+    await using venue = await startVenueSim();
+    const s1 = await open(venue, 's1');
+    const fault = (body: unknown) => postJson(`${venue.httpUrl}/sim/faults`, body);
+    expect(await fault({ fault: 'setUnknownSymbols', symbols: ['AAPL'] })).toEqual({ status: 200, body: { ok: true } });
+    expect((await subscribe(venue, 's1', ['AAPL'])).body.code).toBe('INVALID_SYMBOL');
+    expect(await fault({ fault: 'setUnknownSymbols', symbols: [] })).toMatchObject({ status: 200 });
+    expect((await subscribe(venue, 's1', ['AAPL'])).status).toBe(200);
+    expect(await fault({ fault: 'silence', sessionId: 's1' })).toEqual({ status: 200, body: { ok: true, found: true } });
+    expect(venue.session('s1')?.silenced).toBe(true);
+    expect(await fault({ fault: 'failNextCalls', count: 1, status: 500 })).toMatchObject({ status: 200 });
+    expect((await subscribe(venue, 's1', ['AAPL'])).status).toBe(500);
+    expect(await fault({ fault: 'setRateLimit', rateLimit: { perSecond: 5, burst: 1 } })).toMatchObject({ status: 200 });
+    expect(await fault({ fault: 'setRateLimit', rateLimit: null })).toMatchObject({ status: 200 });
+    expect(await fault({ fault: 'setSymbolCeiling', limit: 0 })).toMatchObject({ status: 200 });
+    expect((await subscribe(venue, 's1', ['MSFT'])).body).toEqual({ code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: 0 });
+    expect(await fault({ fault: 'dropSession', sessionId: 's1' })).toEqual({ status: 200, body: { ok: true, found: true } });
+    await waitFor(() => s1.closed(), { timeoutMs: 5_000, message: 'client saw the drop' });
+    expect(await fault({ fault: 'crashSocket', sessionId: 's1' })).toEqual({ status: 200, body: { ok: true, found: false } });
+
+    const refused: [unknown, string][] = [
+      ['{not json', 'body'],
+      [{ fault: 'meteor' }, 'fault'],
+      [{ fault: 'dropSession' }, 'sessionId'],
+      [{ fault: 'setUnknownSymbols', symbols: 'AAPL' }, 'symbols'],
+      [{ fault: 'setSymbolCeiling', limit: -1 }, 'limit'],
+      [{ fault: 'setResponseDelay', ms: 'slow' }, 'ms'],
+      [{ fault: 'failNextCalls', count: 1, status: 200 }, 'status'],
+      [{ fault: 'setRateLimit', rateLimit: { perSecond: 0, burst: 1 } }, 'rateLimit.perSecond'],
+    ];
+    for (const [body, field] of refused) {
+      const answer = await fault(body);
+      expect(answer, JSON.stringify(body)).toMatchObject({ status: 400, body: { code: 'INVALID_PARAMETER', field } });
+    }
+    // Control calls are not venue calls.
+    expect(venue.calls().map((c) => c.code)).toEqual(['INVALID_SYMBOL', undefined, 'INTERNAL', 'TOO_MANY_SYMBOLS_SUBSCRIPTION']);
+  });
+});
