@@ -20,7 +20,7 @@ function assertMs(name: string, ms: number): void {
 export class VenueState {
   private unknown: Set<string>;
   private ceiling: number;
-  private responseDelay = 0;
+  private responseDelay = { subscribe: 0, unsubscribe: 0 };
   private connackDelay = 0;
   private failures = { remaining: 0, status: 503 };
   private limit: VenueRateLimit | null;
@@ -44,8 +44,8 @@ export class VenueState {
     return this.ceiling;
   }
 
-  get responseDelayMs(): number {
-    return this.responseDelay;
+  responseDelayMs(op: 'subscribe' | 'unsubscribe'): number {
+    return this.responseDelay[op];
   }
 
   get connackDelayMs(): number {
@@ -80,9 +80,11 @@ export class VenueState {
     this.ceiling = limit;
   }
 
-  setResponseDelay(ms: number): void {
+  /** Without `op`, both operations; with it, just that one (so one can overtake the other). */
+  setResponseDelay(ms: number, op?: 'subscribe' | 'unsubscribe'): void {
     assertMs('response delay', ms);
-    this.responseDelay = ms;
+    if (op !== 'unsubscribe') this.responseDelay.subscribe = ms;
+    if (op !== 'subscribe') this.responseDelay.unsubscribe = ms;
   }
 
   setConnackDelay(ms: number): void {

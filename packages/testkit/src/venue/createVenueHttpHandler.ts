@@ -61,7 +61,7 @@ function decide(deps: VenueHttpDeps, op: VenueSimCall['op'], appKey: string, req
 async function marketData(deps: VenueHttpDeps, op: VenueSimCall['op'], req: IncomingMessage, res: ServerResponse): Promise<void> {
   const call = deps.calls.open(op, Date.now());
   // The delay in force when the call arrived; the venue acts at the end of it, as a slow venue does.
-  const delay = deps.state.responseDelayMs;
+  const delay = deps.state.responseDelayMs(op);
   const header = req.headers['x-app-key'];
   const appKey = typeof header === 'string' && header.length > 0 ? header : undefined;
   if (appKey !== undefined) call.appKey = appKey;

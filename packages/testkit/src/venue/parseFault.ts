@@ -5,7 +5,8 @@ export type VenueSimFault =
   | { fault: 'dropSession' | 'crashSocket' | 'silence'; sessionId: string }
   | { fault: 'setUnknownSymbols'; symbols: string[] }
   | { fault: 'setSymbolCeiling'; limit: number }
-  | { fault: 'setResponseDelay' | 'setConnackDelay'; ms: number }
+  | { fault: 'setResponseDelay'; ms: number; op?: 'subscribe' | 'unsubscribe' }
+  | { fault: 'setConnackDelay'; ms: number }
   | { fault: 'failNextCalls'; count: number; status?: number }
   | { fault: 'setRateLimit'; rateLimit: VenueRateLimit | null };
 
@@ -47,7 +48,12 @@ export function parseFault(body: unknown): ParsedFault {
       if (!isCount(limit, 0)) return refuse('limit', 'limit must be an integer >= 0');
       return { ok: true, fault: { fault, limit } };
     }
-    case 'setResponseDelay':
+    case 'setResponseDelay': {
+      const { ms, op } = body;
+      if (!isCount(ms, 0, MAX_DELAY_MS)) return refuse('ms', `ms must be an integer from 0 to ${MAX_DELAY_MS}`);
+      if (op !== undefined && op !== 'subscribe' && op !== 'unsubscribe') return refuse('op', 'op must be "subscribe" or "unsubscribe" when given');
+      return { ok: true, fault: op === undefined ? { fault, ms } : { fault, ms, op } };
+    }
     case 'setConnackDelay': {
       const { ms } = body;
       if (!isCount(ms, 0, MAX_DELAY_MS)) return refuse('ms', `ms must be an integer from 0 to ${MAX_DELAY_MS}`);

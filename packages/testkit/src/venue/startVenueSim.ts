@@ -57,8 +57,8 @@ export interface VenueSim extends AsyncDisposable {
   setUnknownSymbols(symbols: readonly string[]): void;
   /** Applies to later subscribes; sessions already above it keep what they hold. */
   setSymbolCeiling(limit: number): void;
-  /** Delays every later market-data answer; the venue acts at the end of the delay. */
-  setResponseDelay(ms: number): void;
+  /** Delays later market-data answers (both operations, or just `op`); the venue acts at the end of the delay. */
+  setResponseDelay(ms: number, op?: 'subscribe' | 'unsubscribe'): void;
   /** Delays the CONNACK of later CONNECTs. */
   setConnackDelay(ms: number): void;
   /** The next `count` market-data calls are answered `status` `{"code":"INTERNAL"}` before any other check. */
@@ -127,7 +127,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
         state.setSymbolCeiling(fault.limit);
         return {};
       case 'setResponseDelay':
-        state.setResponseDelay(fault.ms);
+        state.setResponseDelay(fault.ms, fault.op);
         return {};
       case 'setConnackDelay':
         state.setConnackDelay(fault.ms);
@@ -188,7 +188,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
     silence,
     setUnknownSymbols: (symbols) => state.setUnknownSymbols(symbols),
     setSymbolCeiling: (limit) => state.setSymbolCeiling(limit),
-    setResponseDelay: (ms) => state.setResponseDelay(ms),
+    setResponseDelay: (ms, op) => state.setResponseDelay(ms, op),
     setConnackDelay: (ms) => state.setConnackDelay(ms),
     failNextCalls: (count, status) => state.failNextCalls(count, status),
     setRateLimit: (limit) => state.setRateLimit(limit),
