@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { streamNameSchema } from '@streamgate/protocol';
+import { venueSchema, venueStreams } from './venue/venueConfig.js';
 
 const int = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-prefixed hex');
@@ -45,8 +46,15 @@ export const streamSpecSchema = z.object({
 });
 
 export const ingestTopologySchema = z
-  .object({ chains: z.record(z.string().min(1), chainSchema), streams: z.array(streamSpecSchema).min(1) })
+  .object({
+    chains: z.record(z.string().min(1), chainSchema).default({}),
+    streams: z.array(streamSpecSchema).default([]),
+    venues: z.record(z.string().regex(/^[a-z0-9_-]{1,32}$/, 'lowercase letters, digits, _ and - only'), venueSchema).default({}),
+  })
   .superRefine((t, ctx) => {
+    if (t.streams.length === 0 && Object.keys(t.venues).length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['streams'], message: 'configure at least one stream or venue' });
+    }
     const seen = new Set<string>();
     t.streams.forEach((s, i) => {
       if (seen.has(s.stream)) ctx.addIssue({ code: 'custom', path: ['streams', i, 'stream'], message: `duplicate stream ${s.stream}` });
@@ -55,6 +63,13 @@ export const ingestTopologySchema = z
         ctx.addIssue({ code: 'custom', path: ['streams', i, 'chain'], message: `unknown chain "${s.chain}" (configured: ${Object.keys(t.chains).join(', ')})` });
       }
     });
+    for (const [name, venue] of Object.entries(t.venues)) {
+      const { prefix, control } = venueStreams(name, venue);
+      for (const key of [control, ...venue.symbols.map((s) => prefix + s)]) {
+        if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['venues', name], message: `stream ${key} is configured twice` });
+        seen.add(key);
+      }
+    }
     for (const [name, chain] of Object.entries(t.chains)) {
       if (!chain.providers.some((p) => p.wsUrl !== undefined)) ctx.addIssue({ code: 'custom', path: ['chains', name, 'providers'], message: 'no provider has a wsUrl' });
       if (!chain.providers.some((p) => p.httpUrl !== undefined)) ctx.addIssue({ code: 'custom', path: ['chains', name, 'providers'], message: 'no provider has an httpUrl (needed for gap-fill and the head oracle)' });

@@ -9,6 +9,9 @@ import type { IngestConfig } from './config.js';
 import { EvmAdapter } from './evm/EvmAdapter.js';
 import { ProviderPool } from './evm/ProviderPool.js';
 import { IngestMetrics } from './IngestMetrics.js';
+import { createVenueAdapter } from './venue/createVenueAdapter.js';
+import type { VenueAdapter } from './venue/VenueAdapter.js';
+import { VenueMetrics } from './venue/VenueMetrics.js';
 
 export interface Ingest {
   readonly port: number;
@@ -35,12 +38,22 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     }
     adapters.set(spec.stream, new EvmAdapter(spec, chain, pool, metrics.evm));
   }
+  const leases = new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX);
+  const writer = new RedisStreamWriter({ redis, keyPrefix: config.INGEST_KEY_PREFIX, dedupeTtlMs: config.INGEST_DEDUPE_TTL_MS, maxLen: config.INGEST_STREAM_MAXLEN });
+  const venueMetrics = new VenueMetrics(metrics.registry);
+  const venues = new Map<string, VenueAdapter>();
+  for (const [name, venue] of Object.entries(config.topology.venues)) {
+    const wiring = { workerId: config.INGEST_WORKER_ID, leases, writer, leaseTtlMs: config.INGEST_LEASE_TTL_MS, metrics: venueMetrics, log };
+    const { adapter, keys } = createVenueAdapter(name, venue, wiring);
+    venues.set(name, adapter);
+    for (const key of keys) adapters.set(key, adapter);
+  }
   const worker = new IngestWorker({
     workerId: config.INGEST_WORKER_ID,
     adapters,
     demand: new RedisDemandRegistry(redis),
-    leases: new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX),
-    writer: new RedisStreamWriter({ redis, keyPrefix: config.INGEST_KEY_PREFIX, dedupeTtlMs: config.INGEST_DEDUPE_TTL_MS, maxLen: config.INGEST_STREAM_MAXLEN }),
+    leases,
+    writer,
     leaseTtlMs: config.INGEST_LEASE_TTL_MS,
     tickMs: config.INGEST_TICK_MS,
     graceMs: config.INGEST_DEMAND_GRACE_MS,
@@ -56,6 +69,15 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     } else if (path === '/readyz') {
       const ready = redis.status === 'ready';
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready' : 'redis unavailable');
+    } else if (path?.startsWith('/venues/') === true) {
+      // The coverage query: what is wanted, what is observed per kind, and each session's state.
+      const feed = venues.get(decodeURIComponent(path.slice('/venues/'.length)))?.activeFeed;
+      if (feed === undefined) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'no such venue served by this worker right now' }));
+      } else {
+        const byKind = Object.fromEntries(Object.entries(feed.coverageByKind()).map(([kind, set]) => [kind, [...set].sort()]));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...feed.status(), coverage: [...feed.covered()].sort(), coverageByKind: byKind }));
+      }
     } else if (path === '/metrics') {
       metrics.ownedStreams.set(worker.ownedKeys.length);
       metrics.registry.metrics().then(
@@ -72,6 +94,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     worker,
     close: async () => {
       await worker.close();
+      await Promise.all([...venues.values()].map((v) => v.close()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       redis.disconnect();
     },

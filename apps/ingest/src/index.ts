@@ -2,3 +2,11 @@ export { ConfigError, ingestConfigSchema, ingestTopologySchema, parseIngestConfi
 export type { ChainConfig, IngestConfig, IngestTopology, ProviderConfig, StreamSpec } from './config.js';
 export { createIngest } from './createIngest.js';
 export type { Ingest } from './createIngest.js';
+export { VenueFeed } from './venue/VenueFeed.js';
+export type { VenueFeedEvents, VenueFeedOptions } from './venue/VenueFeed.js';
+export type { FeedAnswer, FeedError, FeedErrorCode } from './venue/FeedError.js';
+export type { VenueNotice, VenueNoticeType } from './venue/VenueNotice.js';
+export { RateLimiter } from './venue/RateLimiter.js';
+export { VenueHttpClient } from './venue/VenueHttpClient.js';
+export { planShards } from './venue/planShards.js';
+export type { VenueKind, VenuePayload } from './venue/venueSchemas.js';

@@ -32,6 +32,11 @@ export class RejectionList {
     return until !== undefined && until > this.now();
   }
 
+  /** When the refusal of `symbol` ends, while it is in force. */
+  expiry(symbol: string): number | undefined {
+    return this.has(symbol) ? this.expiries.get(symbol) : undefined;
+  }
+
   active(): Set<string> {
     const now = this.now();
     const out = new Set<string>();

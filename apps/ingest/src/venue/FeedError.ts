@@ -1,0 +1,20 @@
+/**
+ * What a caller of the venue feed gets back. Every call is answered before its own timeout:
+ * `reconcile_pending` and `connack_timeout` mean "accepted, still working", not "failed" — the
+ * work carries on and coverage shows when it lands.
+ */
+export type FeedError =
+  /** The argument itself is unusable; nothing changed. */
+  | { code: 'invalid_symbols'; retryable: false; symbols: unknown; message: string }
+  /** The venue refused these symbols; they are excluded until `until` and retried then. */
+  | { code: 'symbols_refused'; retryable: false; symbols: string[]; until: number; message: string }
+  /** Every session the key allows is full at the venue's measured ceiling. */
+  | { code: 'capacity'; retryable: false; symbols: string[]; message: string }
+  | { code: 'reconcile_pending'; retryable: true; ms: number; message: string }
+  | { code: 'connack_timeout'; retryable: true; ms: number; message: string }
+  | { code: 'shard_crashed'; retryable: true; message: string }
+  | { code: 'closed'; retryable: false; message: string };
+
+export type FeedAnswer = { ok: true } | { ok: false; error: FeedError };
+
+export type FeedErrorCode = FeedError['code'];

@@ -1,0 +1,76 @@
+import { backoffDelay } from '@streamgate/ingest-core';
+import type { RunContext, RunEnd } from '@streamgate/ingest-core';
+import type { VenuePayload } from './venueSchemas.js';
+
+export interface SymbolWriterEvents {
+  dropped?(count: number): void;
+}
+
+/**
+ * Writes one symbol's payloads to its stream through the core's fenced, deduplicated writer:
+ * one write in flight, everything that arrived meanwhile goes in the next batch. The dedupe id is
+ * the venue's own `<kind>:<seq>`, so the same print arriving over two sessions (a symbol moving
+ * shards) or from two owners lands once.
+ */
+export class SymbolWriter {
+  private buffer: VenuePayload[] = [];
+  private writing = false;
+  private retry = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private done = false;
+
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly maxBuffer: number,
+    private readonly end: (end: RunEnd) => void,
+    private readonly events: SymbolWriterEvents = {},
+  ) {}
+
+  push(payload: VenuePayload): void {
+    if (this.done) return;
+    this.buffer.push(payload);
+    if (this.buffer.length > this.maxBuffer) {
+      // Redis has been refusing writes long enough to fill the buffer: live market data past
+      // this point is dropped oldest-first and counted, rather than growing without bound.
+      const excess = this.buffer.length - this.maxBuffer;
+      this.buffer.splice(0, excess);
+      this.events.dropped?.(excess);
+    }
+    this.flush();
+  }
+
+  stop(): void {
+    this.done = true;
+    clearTimeout(this.retryTimer);
+  }
+
+  private flush(): void {
+    if (this.writing || this.done || this.retryTimer !== undefined || this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    this.writing = true;
+    void this.ctx
+      .write({ entries: batch.map((p) => ({ dedupeId: `${p.kind}:${p.seq}`, data: JSON.stringify(p) })) })
+      .then((outcome) => {
+        this.writing = false;
+        if (outcome.ok) {
+          this.retry = 0;
+          return this.flush();
+        }
+        if (!outcome.error.retryable) {
+          this.done = true;
+          return this.end(outcome.error.code === 'fenced' ? { reason: 'fenced' } : outcome.error.code === 'stopped' ? { reason: 'stopped' } : { reason: 'failed', error: outcome.error });
+        }
+        this.buffer = batch.concat(this.buffer);
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          this.flush();
+        }, backoffDelay(this.retry++, 100, 5_000));
+      })
+      .catch((error: unknown) => {
+        this.writing = false;
+        this.done = true;
+        this.end({ reason: 'failed', error: { code: 'redis_unavailable', retryable: true, message: String(error) } });
+      });
+  }
+}

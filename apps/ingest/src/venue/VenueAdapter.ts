@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { errorMessage } from '@streamgate/ingest-core';
+import type { AdapterRun, CoreLog, Lease, LeaseStore, RunContext, RunEnd, StreamWriter, UpstreamAdapter } from '@streamgate/ingest-core';
+import { SymbolWriter } from './SymbolWriter.js';
+import type { SymbolWriterEvents } from './SymbolWriter.js';
+import type { VenueFeed } from './VenueFeed.js';
+import type { VenueNotice } from './VenueNotice.js';
+import type { VenuePayload } from './venueSchemas.js';
+
+export interface VenueAdapterOptions {
+  readonly venue: string;
+  /** Symbol streams are `<streamPrefix><SYMBOL>`; every kind of a symbol shares its stream. */
+  readonly streamPrefix: string;
+  /** Notices go here; its lease is also the venue lease (one session owner per app key, fleet-wide). */
+  readonly controlStream: string;
+  readonly workerId: string;
+  readonly leases: LeaseStore;
+  readonly writer: StreamWriter;
+  readonly leaseTtlMs: number;
+  readonly maxBuffer: number;
+  readonly createFeed: (hooks: { onPayload: (p: VenuePayload) => void; onNotice: (n: VenueNotice) => void }) => VenueFeed;
+  readonly log: CoreLog;
+  readonly events?: SymbolWriterEvents & { noticeWriteFailed?(): void };
+}
+
+interface SymbolRun {
+  readonly symbol: string;
+  readonly writer: SymbolWriter;
+  finish(end: RunEnd): void;
+}
+
+/**
+ * The venue as an ingest upstream: one key per symbol, all of them served by one feed. A venue
+ * caps sessions per app key, so per-symbol leases alone could let two workers open ten sessions
+ * between them; the feed therefore runs only on the worker holding the venue lease (the control
+ * stream's), and a symbol taken elsewhere fails retryably until the lease holder takes it.
+ */
+export class VenueAdapter implements UpstreamAdapter {
+  readonly kind = 'venue';
+  private readonly runs = new Map<string, SymbolRun>();
+  private feed: VenueFeed | undefined;
+  private lease: Lease | undefined;
+  private opening: Promise<VenueFeed | undefined> | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private notices: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: VenueAdapterOptions) {}
+
+  /** The running feed on this worker, if it holds the venue. */
+  get activeFeed(): VenueFeed | undefined {
+    return this.feed;
+  }
+
+  start(ctx: RunContext): AdapterRun {
+    const symbol = ctx.key.slice(this.options.streamPrefix.length);
+    let resolveEnded!: (end: RunEnd) => void;
+    const ended = new Promise<RunEnd>((resolve) => (resolveEnded = resolve));
+    let finished = false;
+    const run: SymbolRun = {
+      symbol,
+      writer: new SymbolWriter(ctx, this.options.maxBuffer, (end) => run.finish(end), this.options.events),
+      finish: (end) => {
+        if (finished) return;
+        finished = true;
+        run.writer.stop();
+        if (this.runs.get(symbol) === run) this.runs.delete(symbol);
+        void this.release(symbol);
+        resolveEnded(end);
+      },
+    };
+    void this.begin(run, ctx.signal);
+    return {
+      stop: async () => {
+        run.finish({ reason: 'stopped' });
+        await ended;
+      },
+      ended,
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const run of [...this.runs.values()]) run.finish({ reason: 'stopped' });
+    await this.shutdown();
+  }
+
+  private async begin(run: SymbolRun, signal: AbortSignal): Promise<void> {
+    const feed = await this.ensureFeed().catch((error: unknown) => {
+      this.options.log.warn({ venue: this.options.venue, err: errorMessage(error) }, 'venue lease unavailable');
+      return undefined;
+    });
+    if (signal.aborted) return run.finish({ reason: 'stopped' });
+    if (feed === undefined) {
+      return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: `venue ${this.options.venue} is served by another worker (its session lease is held)` } });
+    }
+    this.runs.get(run.symbol)?.finish({ reason: 'stopped' });
+    this.runs.set(run.symbol, run);
+    const answer = await feed.subscribe([run.symbol]);
+    if (!answer.ok && answer.error.code === 'closed') {
+      return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: 'the venue feed closed while subscribing' } });
+    }
+    if (!answer.ok) this.options.log.warn({ venue: this.options.venue, symbol: run.symbol, error: answer.error }, 'venue subscribe not confirmed yet');
+  }
+
+  private ensureFeed(): Promise<VenueFeed | undefined> {
+    if (this.feed !== undefined) return Promise.resolve(this.feed);
+    this.opening ??= (async () => {
+      const { leases, controlStream, workerId, leaseTtlMs } = this.options;
+      const lease = await leases.acquire(controlStream, workerId, leaseTtlMs);
+      if (lease === null) return undefined;
+      this.lease = lease;
+      const feed = this.options.createFeed({
+        onPayload: (p) => this.runs.get(p.symbol)?.writer.push(p),
+        onNotice: (n) => this.writeNotice(n),
+      });
+      feed.start();
+      this.feed = feed;
+      this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(leaseTtlMs / 3)));
+      this.options.log.info({ venue: this.options.venue, token: lease.token }, 'venue lease acquired; feed started');
+      return feed;
+    })().finally(() => {
+      this.opening = undefined;
+    });
+    return this.opening;
+  }
+
+  private async renew(): Promise<void> {
+    const lease = this.lease;
+    if (lease === undefined) return;
+    const kept = await this.options.leases.renew(lease, this.options.workerId, this.options.leaseTtlMs).catch((error: unknown) => {
+      this.options.log.warn({ venue: this.options.venue, err: errorMessage(error) }, 'venue lease renewal failed');
+      return false;
+    });
+    if (kept || this.lease !== lease) return;
+    // Another worker may now open sessions under the same key: ours must go before it does.
+    this.options.log.error({ venue: this.options.venue }, 'venue lease lost; closing the feed');
+    for (const run of [...this.runs.values()]) {
+      run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: 'venue lease lost' } });
+    }
+    await this.shutdown();
+  }
+
+  private async release(symbol: string): Promise<void> {
+    if (this.runs.has(symbol)) return;
+    const feed = this.feed;
+    if (feed === undefined) return;
+    const answer = await feed.unsubscribe([symbol]);
+    if (!answer.ok && answer.error.code !== 'closed') this.options.log.warn({ venue: this.options.venue, symbol, error: answer.error }, 'venue unsubscribe not confirmed yet');
+    if (this.runs.size === 0 && this.feed === feed) await this.shutdown();
+  }
+
+  private async shutdown(): Promise<void> {
+    clearInterval(this.renewTimer);
+    const feed = this.feed;
+    const lease = this.lease;
+    this.feed = undefined;
+    this.lease = undefined;
+    await feed?.close();
+    await this.notices;
+    if (lease === undefined) return;
+    await this.options.leases.release(lease, this.options.workerId).catch((error: unknown) => {
+      this.options.log.warn({ venue: this.options.venue, err: errorMessage(error) }, 'venue lease release failed; it expires by itself');
+    });
+  }
+
+  private writeNotice(notice: VenueNotice): void {
+    const lease = this.lease;
+    if (lease === undefined) return;
+    const data = JSON.stringify({ ...notice, venue: this.options.venue, at: Date.now() });
+    const failed = (why: string): void => {
+      this.options.events?.noticeWriteFailed?.();
+      this.options.log.warn({ venue: this.options.venue, notice: notice.type, err: why }, 'notice not written');
+    };
+    this.notices = this.notices
+      .then(async () => {
+        const outcome = await this.options.writer.write({ key: this.options.controlStream, token: lease.token }, { entries: [{ dedupeId: randomUUID(), data }] });
+        if (!outcome.ok) failed(outcome.error.message);
+      })
+      .catch((error: unknown) => failed(errorMessage(error)));
+  }
+}

@@ -1,0 +1,498 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { backoffDelay, errorMessage } from '@streamgate/ingest-core';
+import type { CoreLog } from '@streamgate/ingest-core';
+import { CoverageMap } from './CoverageMap.js';
+import { FeedCalls } from './FeedCalls.js';
+import type { FeedAnswer } from './FeedError.js';
+import { planShards } from './planShards.js';
+import { RejectionList } from './RejectionList.js';
+import type { VenueCallResult, VenueHttpClient } from './VenueHttpClient.js';
+import type { VenueNotice } from './VenueNotice.js';
+import { venueSymbolSchema } from './venueSchemas.js';
+import type { VenueKind, VenuePayload } from './venueSchemas.js';
+import { VenueSession } from './VenueSession.js';
+import { VenueShard } from './VenueShard.js';
+import type { AttemptKind } from './VenueShard.js';
+
+/** Caller-supplied symbol lists: checked whole before anything moves. */
+const symbolListSchema = z.array(venueSymbolSchema).max(10_000);
+
+export interface VenueFeedEvents {
+  attempt?(kind: AttemptKind, outcome: string): void;
+  reassertSkipped?(shard: number): void;
+  staleAnswer?(): void;
+  payload?(kind: VenueKind, wanted: boolean): void;
+  garbage?(why: string): void;
+}
+
+export interface VenueFeedOptions {
+  readonly venue: string;
+  readonly mqttUrl: string;
+  readonly appKey: string;
+  readonly http: VenueHttpClient;
+  /** Kinds asked of the venue (sub_types). */
+  readonly kinds: readonly VenueKind[];
+  /** Kinds counted in coverage: only those the venue was seen to publish. Default: `kinds`. */
+  readonly declaredKinds?: readonly VenueKind[];
+  /** The venue's stated per-session ceiling; lowered when the venue answers TOO_MANY_SYMBOLS. */
+  readonly maxSymbolsPerSession: number;
+  /** Sessions one app key may hold: the hard ceiling no caller can push past. */
+  readonly maxSessions: number;
+  readonly reassertIntervalMs: number;
+  readonly reconcileTimeoutMs: number;
+  /** The caller's own timeout; every call is answered by two thirds of it. */
+  readonly callTimeoutMs: number;
+  readonly rejectedSymbolTtlMs: number;
+  readonly coverageStaleMs: number;
+  readonly connectTimeoutMs: number;
+  readonly log: CoreLog;
+  readonly onNotice?: (notice: VenueNotice) => void;
+  readonly onPayload?: (payload: VenuePayload) => void;
+  readonly events?: VenueFeedEvents;
+  readonly now?: () => number;
+}
+
+/**
+ * The facade a consumer sees: ask for symbols, watch coverage. Sessions, shards, HTTP joins,
+ * replays, re-asserts and refusals are all handled here, per the venue's failure record
+ * (seed 003): sticky shards, CONNACK before the first subscribe, whole-list replay after any
+ * reconnect, one blind re-assert per session per tick, attempt tokens, acquire-not-check.
+ */
+export class VenueFeed {
+  private readonly wanted = new Set<string>();
+  private readonly shards = new Map<number, VenueShard>();
+  private readonly rejected: RejectionList;
+  private readonly coverage: CoverageMap;
+  private readonly calls: FeedCalls;
+  private unplaced = new Set<string>();
+  private ceiling: number;
+  private tokens = 0;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private lastCoverage = '';
+  private closed = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: VenueFeedOptions) {
+    this.now = options.now ?? Date.now;
+    this.ceiling = options.maxSymbolsPerSession;
+    this.rejected = new RejectionList(options.rejectedSymbolTtlMs, this.now);
+    this.coverage = new CoverageMap(options.declaredKinds ?? options.kinds, options.coverageStaleMs);
+    this.calls = new FeedCalls(
+      {
+        rejectedUntil: (s) => this.rejected.expiry(s),
+        unplaced: (s) => this.wanted.has(s) && this.unplaced.has(s),
+        confirmed: (s) => this.shardOf(s)?.confirmed.has(s) ?? false,
+        held: (s) => [...this.shards.values()].some((sh) => sh.confirmed.has(s) || sh.maybe.has(s)),
+        onConnectedShard: (s) => this.shardOf(s)?.connected ?? false,
+      },
+      Math.floor((options.callTimeoutMs * 2) / 3),
+      this.now,
+    );
+  }
+
+  start(): void {
+    const tick = (): void => {
+      if (this.closed) return;
+      // Re-armed first so a throw in the body cannot stop the only recovery for quiet sessions;
+      // the in-flight skip in reassert() is what bounds the work, not the timer.
+      this.tickTimer = setTimeout(tick, this.options.reassertIntervalMs);
+      this.tick();
+    };
+    this.tickTimer = setTimeout(tick, this.options.reassertIntervalMs);
+  }
+
+  subscribe(symbols: unknown): Promise<FeedAnswer> {
+    return this.change(symbols, (list) => {
+      for (const s of list) this.wanted.add(s);
+      return { add: list, remove: [] };
+    });
+  }
+
+  unsubscribe(symbols: unknown): Promise<FeedAnswer> {
+    return this.change(symbols, (list) => {
+      for (const s of list) this.wanted.delete(s);
+      this.coverage.forget(list);
+      return { add: [], remove: list };
+    });
+  }
+
+  /** Replaces the whole wanted set. */
+  updateSymbols(symbols: unknown): Promise<FeedAnswer> {
+    return this.change(symbols, (list) => {
+      const next = new Set(list);
+      const remove = [...this.wanted].filter((s) => !next.has(s));
+      this.wanted.clear();
+      for (const s of list) this.wanted.add(s);
+      this.coverage.forget(remove);
+      return { add: list, remove };
+    });
+  }
+
+  wantedSymbols(): string[] {
+    return [...this.wanted];
+  }
+
+  coverageByKind(): Record<VenueKind, Set<string>> {
+    return this.coverage.byKind(this.wanted, this.now());
+  }
+
+  covered(): Set<string> {
+    return this.coverage.covered(this.wanted, this.now());
+  }
+
+  /** Where things stand, for metrics and the query endpoint. */
+  status() {
+    return {
+      wanted: this.wanted.size,
+      covered: this.covered().size,
+      ceiling: this.ceiling,
+      rejected: [...this.rejected.active()],
+      unplaced: [...this.unplaced],
+      pendingCalls: this.calls.size,
+      shards: [...this.shards.values()].map((sh) => ({
+        index: sh.index,
+        sessionId: sh.sessionId,
+        connected: sh.connected,
+        symbols: sh.symbols.length,
+        confirmed: sh.confirmed.size,
+        attempt: sh.attempt?.kind ?? null,
+        reassertFailures: sh.reassertFailures,
+      })),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.tickTimer);
+    this.calls.fail({ code: 'closed', retryable: false, message: 'the feed is closing' });
+    await Promise.all([...this.shards.values()].map((sh) => this.dropShard(sh)));
+  }
+
+  private change(symbols: unknown, apply: (list: string[]) => { add: string[]; remove: string[] }): Promise<FeedAnswer> {
+    if (this.closed) return Promise.resolve({ ok: false, error: { code: 'closed', retryable: false, message: 'the feed is closed' } });
+    const parsed = symbolListSchema.safeParse(symbols);
+    if (!parsed.success) {
+      // Refused before any state moves: one bad list must not cost anyone else their symbols.
+      const why = parsed.error.issues.map((i) => `${i.path.join('.') || 'symbols'}: ${i.message}`).join('; ');
+      return Promise.resolve({ ok: false, error: { code: 'invalid_symbols', retryable: false, symbols, message: why } });
+    }
+    const { add, remove } = apply([...new Set(parsed.data)]);
+    this.replan();
+    return this.calls.wait(add, remove);
+  }
+
+  private shardOf(symbol: string): VenueShard | undefined {
+    for (const shard of this.shards.values()) if (shard.has(symbol)) return shard;
+    return undefined;
+  }
+
+  /** Sticky re-plan from the effective wanted set; only shards whose list changed are touched. */
+  private replan(): void {
+    if (this.closed) return;
+    const eligible = [...this.wanted].filter((s) => !this.rejected.has(s));
+    const plan = planShards({
+      shards: [...this.shards.values()].map((sh) => ({ index: sh.index, symbols: sh.symbols, capacity: this.ceiling })),
+      wanted: eligible,
+      maxShards: this.options.maxSessions,
+      defaultCapacity: this.ceiling,
+    });
+    const before = this.unplaced;
+    this.unplaced = new Set(plan.unplaced);
+    const newlyFull = plan.unplaced.filter((s) => !before.has(s));
+    if (newlyFull.length > 0) {
+      this.options.log.warn({ venue: this.options.venue, symbols: newlyFull.length, ceiling: this.ceiling }, 'venue capacity reached');
+      this.notice({ type: 'capacity', symbols: newlyFull, sessions: this.options.maxSessions, ceiling: this.ceiling });
+    }
+    const planned = new Map(plan.shards.map((p) => [p.index, p.symbols]));
+    for (const [index, symbols] of planned) {
+      const shard = this.shards.get(index) ?? this.openShard(index);
+      if (!sameList(shard.symbols, symbols)) {
+        shard.symbols = [...symbols];
+        this.pump(shard);
+      }
+    }
+    for (const shard of this.shards.values()) {
+      if (planned.has(shard.index) || shard.symbols.length === 0) continue;
+      shard.symbols = [];
+      this.pump(shard);
+    }
+    this.calls.settle();
+  }
+
+  private openShard(index: number): VenueShard {
+    const shard = new VenueShard(index, newSessionId(this.options.venue, index), undefined as unknown as VenueSession);
+    shard.session = this.newSession(shard);
+    this.shards.set(index, shard);
+    shard.session.open();
+    return shard;
+  }
+
+  private newSession(shard: VenueShard): VenueSession {
+    const generation = shard.generation;
+    const live = () => !this.closed && shard.generation === generation && this.shards.get(shard.index) === shard;
+    return new VenueSession({
+      mqttUrl: this.options.mqttUrl,
+      appKey: this.options.appKey,
+      sessionId: shard.sessionId,
+      connectTimeoutMs: this.options.connectTimeoutMs,
+      onLinkUp: () => {
+        if (!live()) return;
+        shard.connected = true;
+        shard.needsReplay = true;
+        shard.forgetVenueState();
+        this.pump(shard);
+      },
+      onLinkDown: (reason) => {
+        if (!live()) return;
+        this.options.log.warn({ venue: this.options.venue, shard: shard.index, reason: reason.message }, 'venue session down');
+        shard.connected = false;
+        shard.forgetVenueState();
+        this.cancelAttempt(shard);
+        this.coverage.forget(shard.symbols);
+        this.calls.settle();
+      },
+      onPayload: (payload) => {
+        if (!live()) return;
+        const wanted = this.wanted.has(payload.symbol);
+        this.options.events?.payload?.(payload.kind, wanted);
+        if (!wanted) return;
+        this.coverage.observe(payload.symbol, payload.kind, this.now());
+        this.options.onPayload?.(payload);
+      },
+      onGarbage: (topic, why) => {
+        this.options.events?.garbage?.(why);
+        this.options.log.warn({ venue: this.options.venue, shard: shard.index, topic, why }, 'venue payload refused');
+      },
+      onConnectFailed: (error, attempt) => {
+        if (!live()) return;
+        this.options.log.warn({ venue: this.options.venue, shard: shard.index, attempt, err: error.message }, 'venue session connect failed');
+        // A refusal that retrying cannot fix (a bad app key) would otherwise retry forever, quietly.
+        if (!error.retryable && attempt === 1) this.notice({ type: 'shard_crashed', shard: shard.index, reason: error.message });
+      },
+      onCallbackError: (hook, error) => {
+        if (live()) this.reopen(shard, `${hook} threw: ${errorMessage(error)}`);
+      },
+    });
+  }
+
+  /** A crashed session is replaced at the same index with a fresh session id; its callers are answered. */
+  private reopen(shard: VenueShard, reason: string): void {
+    this.options.log.error({ venue: this.options.venue, shard: shard.index, reason }, 'venue session crashed; reopening');
+    this.notice({ type: 'shard_crashed', shard: shard.index, reason });
+    this.calls.fail({ code: 'shard_crashed', retryable: true, message: `the session carrying these symbols crashed (${reason}); it is being reopened` }, new Set(shard.symbols));
+    const old = shard.session;
+    this.cancelAttempt(shard);
+    shard.generation += 1;
+    shard.connected = false;
+    shard.forgetVenueState();
+    this.coverage.forget(shard.symbols);
+    shard.sessionId = newSessionId(this.options.venue, shard.index);
+    shard.session = this.newSession(shard);
+    old.destroy();
+    shard.session.open();
+  }
+
+  private async dropShard(shard: VenueShard): Promise<void> {
+    this.cancelAttempt(shard);
+    clearTimeout(shard.retryTimer);
+    this.shards.delete(shard.index);
+    await shard.session.close();
+  }
+
+  private pump(shard: VenueShard): void {
+    if (this.closed || shard.attempt !== undefined || !shard.connected || shard.retryTimer !== undefined) return;
+    if (shard.needsReplay) {
+      shard.needsReplay = false;
+      if (shard.symbols.length > 0) return this.runAttempt(shard, 'replay', shard.symbols, []);
+    }
+    const { subscribe, unsubscribe } = shard.diff();
+    if (subscribe.length > 0 || unsubscribe.length > 0) return this.runAttempt(shard, 'diff', subscribe, unsubscribe);
+    shard.unsettled = false;
+    this.calls.settle();
+    if (shard.idle) void this.dropShard(shard);
+  }
+
+  private runAttempt(shard: VenueShard, kind: AttemptKind, subscribe: readonly string[], unsubscribe: readonly string[]): void {
+    const token = ++this.tokens;
+    const abort = new AbortController();
+    const sessionId = shard.sessionId;
+    const deadline = setTimeout(() => this.conclude(shard, token, { kind: 'deadline' }), this.options.reconcileTimeoutMs);
+    shard.attempt = { token, kind, startedAt: this.now(), abort, deadline, subscribe: [...subscribe], unsubscribe: [...unsubscribe] };
+    const { http, kinds, reconcileTimeoutMs } = this.options;
+    // Every call waits for the rate limiter (acquire): a fail-fast check would drop a tick's only
+    // recovery for a whole interval to avoid waiting a second (seed 003, issue #23).
+    const opts = { signal: abort.signal, limiter: 'acquire' as const, timeoutMs: reconcileTimeoutMs };
+    void (async () => {
+      // The subscribe half is sent even when the unsubscribe half failed: one failing half must not cancel the other.
+      const unsub = unsubscribe.length > 0 ? await http.unsubscribe(sessionId, [...unsubscribe], kinds, opts) : undefined;
+      const sub = subscribe.length > 0 ? await http.subscribe(sessionId, [...subscribe], kinds, opts) : undefined;
+      this.conclude(shard, token, { kind: 'answered', unsub, sub });
+    })().catch((error: unknown) => {
+      this.conclude(shard, token, { kind: 'answered', unsub: undefined, sub: { ok: false, error: { code: 'transport', retryable: true, message: errorMessage(error) } } });
+    });
+  }
+
+  private cancelAttempt(shard: VenueShard): void {
+    const attempt = shard.attempt;
+    if (attempt === undefined) return;
+    shard.attempt = undefined;
+    clearTimeout(attempt.deadline);
+    attempt.abort.abort();
+    shard.uncertain(attempt.subscribe);
+  }
+
+  /** Applies an attempt's outcome — but only to the attempt it belongs to (token), never to a successor. */
+  private conclude(shard: VenueShard, token: number, outcome: AttemptOutcome): void {
+    const attempt = shard.attempt;
+    if (attempt?.token !== token || this.shards.get(shard.index) !== shard) {
+      if (outcome.kind === 'answered') this.options.events?.staleAnswer?.();
+      return;
+    }
+    shard.attempt = undefined;
+    clearTimeout(attempt.deadline);
+    let failure: string | undefined;
+    let replanned = false;
+    if (outcome.kind === 'deadline') {
+      attempt.abort.abort();
+      shard.uncertain(attempt.subscribe);
+      failure = `no answer within ${this.options.reconcileTimeoutMs} ms`;
+    } else {
+      if (outcome.unsub !== undefined) {
+        if (outcome.unsub.ok) shard.unsubscribed(attempt.unsubscribe);
+        else failure = outcome.unsub.error.message;
+      }
+      const sub = outcome.sub;
+      if (sub?.ok === true) shard.subscribed(attempt.subscribe);
+      else if (sub !== undefined) {
+        const error = sub.error;
+        switch (error.code) {
+          case 'invalid_symbols': {
+            // One unknown symbol fails the whole batch: exclude just the named ones, retry the rest at once.
+            const fresh = error.symbols.filter((s) => !this.rejected.has(s));
+            this.rejected.add(error.symbols);
+            if (fresh.length > 0) {
+              const until = this.rejected.expiry(fresh[0] ?? '') ?? this.now();
+              this.options.log.warn({ venue: this.options.venue, symbols: fresh }, 'venue refused symbols; excluded until their TTL');
+              this.notice({ type: 'refusal', symbols: fresh, until, reason: 'invalid_symbol' });
+            }
+            replanned = true;
+            break;
+          }
+          case 'too_many_symbols': {
+            // A capacity measurement, not a failure: the venue's real ceiling is what it enforces.
+            // Several sessions can be refused for one measurement; a stated limit is taken as is,
+            // an unstated one shrinks to what this session was seen to hold.
+            const measured = Math.max(1, error.limit > 0 ? error.limit : Math.min(this.ceiling - 1, shard.confirmed.size));
+            if (measured < this.ceiling) {
+              this.ceiling = measured;
+              this.options.log.warn({ venue: this.options.venue, ceiling: measured }, 'venue ceiling lower than stated; re-sharding');
+              this.notice({ type: 'ceiling_lowered', ceiling: measured });
+            }
+            replanned = true;
+            break;
+          }
+          case 'invalid_session':
+            // Measured against this very session (the token says so): the venue no longer knows it.
+            this.reopen(shard, 'venue answered INVALID_SESSION');
+            return;
+          case 'aborted':
+            return;
+          case 'local_rate_limited':
+          case 'venue_rate_limited':
+          case 'http_error':
+          case 'garbage':
+            failure = error.message;
+            break;
+          case 'timeout':
+          case 'transport':
+            // Sent, unanswered: it may still land and hold slots.
+            shard.uncertain(attempt.subscribe);
+            failure = error.message;
+        }
+      }
+    }
+    this.options.events?.attempt?.(attempt.kind, failure === undefined ? (replanned ? 'replanned' : 'ok') : 'failed');
+    if (failure !== undefined) this.failed(shard, attempt.kind, failure);
+    else this.succeeded(shard, attempt.kind);
+    if (replanned) this.replan();
+    this.pump(shard);
+    this.calls.settle();
+  }
+
+  private succeeded(shard: VenueShard, kind: AttemptKind): void {
+    shard.retryAttempt = 0;
+    if ((kind === 'reassert' || kind === 'replay') && shard.reassertFailures > 0) {
+      this.notice({ type: 'reassert_recovered', shard: shard.index, failures: shard.reassertFailures });
+      shard.reassertFailures = 0;
+    }
+  }
+
+  private failed(shard: VenueShard, kind: AttemptKind, reason: string): void {
+    shard.unsettled = true;
+    if (kind === 'replay') shard.needsReplay = true;
+    this.options.log.warn({ venue: this.options.venue, shard: shard.index, kind, reason }, 'venue reconcile failed');
+    if (kind === 'reassert') {
+      // Latched per session: a notice on entering failure and one on recovery, not one per tick.
+      shard.reassertFailures += 1;
+      if (shard.reassertFailures === 1) this.notice({ type: 'reassert_failing', shard: shard.index, reason });
+      return;
+    }
+    const delay = backoffDelay(shard.retryAttempt++, 250, 30_000);
+    shard.retryTimer = setTimeout(() => {
+      shard.retryTimer = undefined;
+      this.pump(shard);
+    }, delay);
+  }
+
+  /** The blind re-assert: every connected session's whole list, one attempt per session per tick. */
+  private tick(): void {
+    const expired = this.rejected.prune();
+    if (expired.length > 0) {
+      this.notice({ type: 'refusal_expired', symbols: expired });
+      this.replan();
+    }
+    for (const shard of this.shards.values()) {
+      if (!shard.connected || shard.symbols.length === 0) continue;
+      if (shard.attempt !== undefined) {
+        // Still running: a second identical subscribe the venue has not answered is load, not safety.
+        this.options.events?.reassertSkipped?.(shard.index);
+        continue;
+      }
+      clearTimeout(shard.retryTimer);
+      shard.retryTimer = undefined;
+      shard.needsReplay = false;
+      this.runAttempt(shard, 'reassert', shard.symbols, shard.stale());
+    }
+    this.reportCoverage();
+  }
+
+  reportCoverage(): void {
+    const byKind = this.coverageByKind();
+    const covered = this.covered().size;
+    const counts = { snapshot: byKind.snapshot.size, quote: byKind.quote.size, tick: byKind.tick.size };
+    const key = JSON.stringify([this.wanted.size, covered, counts]);
+    if (key === this.lastCoverage) return;
+    this.lastCoverage = key;
+    this.notice({ type: 'coverage', wanted: this.wanted.size, covered, byKind: counts });
+  }
+
+  private notice(notice: VenueNotice): void {
+    try {
+      this.options.onNotice?.(notice);
+    } catch (error) {
+      this.options.log.error({ venue: this.options.venue, notice: notice.type, err: errorMessage(error) }, 'notice sink threw');
+    }
+  }
+}
+
+type AttemptOutcome = { kind: 'deadline' } | { kind: 'answered'; unsub: VenueCallResult | undefined; sub: VenueCallResult | undefined };
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i]);
+}
+
+function newSessionId(venue: string, index: number): string {
+  return `${venue}-${index}-${randomUUID().slice(0, 8)}`;
+}

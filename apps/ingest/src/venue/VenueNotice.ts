@@ -1,0 +1,17 @@
+import type { VenueKind } from './venueSchemas.js';
+
+/**
+ * Facts a consumer can act on, written to the venue's control stream. Each is emitted on a change
+ * (a transition, a new refusal), never repeated per tick, so the stream stays readable.
+ */
+export type VenueNotice =
+  | { type: 'coverage'; wanted: number; covered: number; byKind: Record<VenueKind, number> }
+  | { type: 'refusal'; symbols: string[]; until: number; reason: 'invalid_symbol' }
+  | { type: 'refusal_expired'; symbols: string[] }
+  | { type: 'capacity'; symbols: string[]; sessions: number; ceiling: number }
+  | { type: 'ceiling_lowered'; ceiling: number }
+  | { type: 'reassert_failing'; shard: number; reason: string }
+  | { type: 'reassert_recovered'; shard: number; failures: number }
+  | { type: 'shard_crashed'; shard: number; reason: string };
+
+export type VenueNoticeType = VenueNotice['type'];

@@ -1,0 +1,91 @@
+import type { VenueSession } from './VenueSession.js';
+
+export type AttemptKind = 'diff' | 'replay' | 'reassert';
+
+/** One HTTP reconcile in flight; only its own deadline or its own answer can conclude it. */
+export interface Attempt {
+  readonly token: number;
+  readonly kind: AttemptKind;
+  readonly startedAt: number;
+  readonly abort: AbortController;
+  readonly deadline: NodeJS.Timeout;
+  readonly subscribe: readonly string[];
+  readonly unsubscribe: readonly string[];
+}
+
+/**
+ * One MQTT session and the symbols assigned to it. What the venue holds is tracked apart from
+ * what is wanted: `confirmed` is what a 200 said, `maybe` what was sent without an answer (a
+ * timeout, a dropped connection) and may still land — so a later diff unsubscribes it rather
+ * than leaking one of the session's slots.
+ */
+export class VenueShard {
+  /** Desired list, in assignment order. */
+  symbols: string[] = [];
+  readonly confirmed = new Set<string>();
+  readonly maybe = new Set<string>();
+  connected = false;
+  /** Set on every CONNACK: the venue forgot the session's list, so the whole of it is sent again. */
+  needsReplay = false;
+  attempt: Attempt | undefined;
+  /** Consecutive failed re-asserts; the notice latches on 0 → 1 and back. */
+  reassertFailures = 0;
+  retryAttempt = 0;
+  retryTimer: NodeJS.Timeout | undefined;
+  /** A failed reconcile left the venue short of `symbols`; the tick re-plans it even if nobody calls. */
+  unsettled = false;
+  /** Bumped when the session is replaced, so events from the old one are dropped. */
+  generation = 0;
+
+  constructor(
+    readonly index: number,
+    public sessionId: string,
+    public session: VenueSession,
+  ) {}
+
+  has(symbol: string): boolean {
+    return this.symbols.includes(symbol);
+  }
+
+  diff(): { subscribe: string[]; unsubscribe: string[] } {
+    const wanted = new Set(this.symbols);
+    const subscribe = this.symbols.filter((s) => !this.confirmed.has(s));
+    const unsubscribe = [...new Set([...this.confirmed, ...this.maybe])].filter((s) => !wanted.has(s));
+    return { subscribe, unsubscribe };
+  }
+
+  /** Symbols that are not wanted here any more but may still hold a slot at the venue. */
+  stale(): string[] {
+    const wanted = new Set(this.symbols);
+    return [...new Set([...this.confirmed, ...this.maybe])].filter((s) => !wanted.has(s));
+  }
+
+  /** The venue forgets a session's subscriptions with its connection. */
+  forgetVenueState(): void {
+    this.confirmed.clear();
+    this.maybe.clear();
+  }
+
+  subscribed(symbols: readonly string[]): void {
+    for (const s of symbols) {
+      this.confirmed.add(s);
+      this.maybe.delete(s);
+    }
+  }
+
+  unsubscribed(symbols: readonly string[]): void {
+    for (const s of symbols) {
+      this.confirmed.delete(s);
+      this.maybe.delete(s);
+    }
+  }
+
+  /** Sent, unanswered: may or may not be held by the venue. */
+  uncertain(symbols: readonly string[]): void {
+    for (const s of symbols) if (!this.confirmed.has(s)) this.maybe.add(s);
+  }
+
+  get idle(): boolean {
+    return this.symbols.length === 0 && this.confirmed.size === 0 && this.maybe.size === 0 && this.attempt === undefined;
+  }
+}

@@ -1,0 +1,63 @@
+import type { CoreLog, LeaseStore, StreamWriter } from '@streamgate/ingest-core';
+import { RateLimiter } from './RateLimiter.js';
+import { VenueAdapter } from './VenueAdapter.js';
+import type { VenueConfig } from './venueConfig.js';
+import { venueStreams } from './venueConfig.js';
+import { VenueFeed } from './VenueFeed.js';
+import { VenueHttpClient } from './VenueHttpClient.js';
+import type { VenueMetrics } from './VenueMetrics.js';
+
+export interface VenueWiring {
+  readonly workerId: string;
+  readonly leases: LeaseStore;
+  readonly writer: StreamWriter;
+  readonly leaseTtlMs: number;
+  readonly metrics: VenueMetrics;
+  readonly log: CoreLog;
+}
+
+/** One venue from the topology: its adapter and the stream keys (one per symbol) it serves. */
+export function createVenueAdapter(name: string, config: VenueConfig, wiring: VenueWiring): { adapter: VenueAdapter; keys: string[] } {
+  const { prefix, control } = venueStreams(name, config);
+  const limiter = new RateLimiter({ perSecond: config.rateLimit.perSecond, burst: config.rateLimit.burst });
+  const http = new VenueHttpClient({ baseUrl: config.httpUrl, appKey: config.appKey, limiter });
+  const feedEvents = wiring.metrics.feedEvents(name);
+  const adapter = new VenueAdapter({
+    venue: name,
+    streamPrefix: prefix,
+    controlStream: control,
+    workerId: wiring.workerId,
+    leases: wiring.leases,
+    writer: wiring.writer,
+    leaseTtlMs: wiring.leaseTtlMs,
+    maxBuffer: config.maxBufferPerSymbol,
+    log: wiring.log,
+    events: wiring.metrics.writerEvents(name),
+    createFeed: ({ onPayload, onNotice }) =>
+      new VenueFeed({
+        venue: name,
+        mqttUrl: config.mqttUrl,
+        appKey: config.appKey,
+        http,
+        kinds: config.kinds,
+        declaredKinds: config.declaredKinds,
+        maxSymbolsPerSession: config.maxSymbolsPerSession,
+        maxSessions: config.maxSessions,
+        reassertIntervalMs: config.reassertIntervalMs,
+        reconcileTimeoutMs: config.reconcileTimeoutMs,
+        callTimeoutMs: config.callTimeoutMs,
+        rejectedSymbolTtlMs: config.rejectedSymbolTtlMs,
+        coverageStaleMs: config.coverageStaleMs,
+        connectTimeoutMs: config.connectTimeoutMs,
+        log: wiring.log,
+        events: feedEvents,
+        onPayload,
+        onNotice: (notice) => {
+          wiring.metrics.notice(name, notice.type);
+          onNotice(notice);
+        },
+      }),
+  });
+  wiring.metrics.watch(name, () => adapter.activeFeed);
+  return { adapter, keys: config.symbols.map((s) => prefix + s) };
+}
