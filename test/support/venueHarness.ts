@@ -25,6 +25,8 @@ export interface VenueHarnessOptions {
   readonly limiter?: { perSecond: number; burst: number };
   /** Keep every payload in `payloads` (memory grows with the run); default false. */
   readonly keepPayloads?: boolean;
+  /** Runs inside the feed's payload callback; a throw there is a crash of that session's handling. */
+  readonly onPayload?: (payload: VenuePayload) => void;
 }
 
 const quietLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -68,6 +70,7 @@ export async function startVenueHarness(options: VenueHarnessOptions = {}): Prom
       if (options.keepPayloads === true) payloads.push(p);
       received.set(p.symbol, (received.get(p.symbol) ?? 0) + 1);
       lastSeen.set(p.symbol, Date.now());
+      options.onPayload?.(p);
     },
   });
   feed.start();

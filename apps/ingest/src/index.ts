@@ -3,7 +3,7 @@ export type { ChainConfig, IngestConfig, IngestTopology, ProviderConfig, StreamS
 export { createIngest } from './createIngest.js';
 export type { Ingest } from './createIngest.js';
 export { VenueFeed } from './venue/VenueFeed.js';
-export type { VenueFeedEvents, VenueFeedOptions } from './venue/VenueFeed.js';
+export type { VenueFeedEvents, VenueFeedOptions } from './venue/VenueFeedOptions.js';
 export type { FeedAnswer, FeedError, FeedErrorCode } from './venue/FeedError.js';
 export type { VenueNotice, VenueNoticeType } from './venue/VenueNotice.js';
 export { RateLimiter } from './venue/RateLimiter.js';

@@ -1,57 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { backoffDelay, errorMessage } from '@streamgate/ingest-core';
-import type { CoreLog } from '@streamgate/ingest-core';
 import { CoverageMap } from './CoverageMap.js';
 import { FeedCalls } from './FeedCalls.js';
 import type { FeedAnswer } from './FeedError.js';
+import type { VenueFeedOptions } from './VenueFeedOptions.js';
 import { planShards } from './planShards.js';
 import { RejectionList } from './RejectionList.js';
-import type { VenueCallResult, VenueHttpClient } from './VenueHttpClient.js';
+import { ShardReconciler } from './ShardReconciler.js';
+import type { AttemptResult } from './ShardReconciler.js';
 import type { VenueNotice } from './VenueNotice.js';
 import { venueSymbolSchema } from './venueSchemas.js';
-import type { VenueKind, VenuePayload } from './venueSchemas.js';
+import type { VenueKind } from './venueSchemas.js';
 import { VenueSession } from './VenueSession.js';
 import { VenueShard } from './VenueShard.js';
-import type { AttemptKind } from './VenueShard.js';
+import type { Attempt, AttemptKind } from './VenueShard.js';
 
 /** Caller-supplied symbol lists: checked whole before anything moves. */
 const symbolListSchema = z.array(venueSymbolSchema).max(10_000);
-
-export interface VenueFeedEvents {
-  attempt?(kind: AttemptKind, outcome: string): void;
-  reassertSkipped?(shard: number): void;
-  staleAnswer?(): void;
-  payload?(kind: VenueKind, wanted: boolean): void;
-  garbage?(why: string): void;
-}
-
-export interface VenueFeedOptions {
-  readonly venue: string;
-  readonly mqttUrl: string;
-  readonly appKey: string;
-  readonly http: VenueHttpClient;
-  /** Kinds asked of the venue (sub_types). */
-  readonly kinds: readonly VenueKind[];
-  /** Kinds counted in coverage: only those the venue was seen to publish. Default: `kinds`. */
-  readonly declaredKinds?: readonly VenueKind[];
-  /** The venue's stated per-session ceiling; lowered when the venue answers TOO_MANY_SYMBOLS. */
-  readonly maxSymbolsPerSession: number;
-  /** Sessions one app key may hold: the hard ceiling no caller can push past. */
-  readonly maxSessions: number;
-  readonly reassertIntervalMs: number;
-  readonly reconcileTimeoutMs: number;
-  /** The caller's own timeout; every call is answered by two thirds of it. */
-  readonly callTimeoutMs: number;
-  readonly rejectedSymbolTtlMs: number;
-  readonly coverageStaleMs: number;
-  readonly connectTimeoutMs: number;
-  readonly log: CoreLog;
-  readonly onNotice?: (notice: VenueNotice) => void;
-  readonly onPayload?: (payload: VenuePayload) => void;
-  readonly events?: VenueFeedEvents;
-  readonly now?: () => number;
-}
 
 /**
  * The facade a consumer sees: ask for symbols, watch coverage. Sessions, shards, HTTP joins,
@@ -67,7 +33,7 @@ export class VenueFeed {
   private readonly calls: FeedCalls;
   private unplaced = new Set<string>();
   private ceiling: number;
-  private tokens = 0;
+  private readonly reconciler: ShardReconciler;
   private tickTimer: NodeJS.Timeout | undefined;
   private lastCoverage = '';
   private closed = false;
@@ -78,6 +44,10 @@ export class VenueFeed {
     this.ceiling = options.maxSymbolsPerSession;
     this.rejected = new RejectionList(options.rejectedSymbolTtlMs, this.now);
     this.coverage = new CoverageMap(options.declaredKinds ?? options.kinds, options.coverageStaleMs);
+    this.reconciler = new ShardReconciler(options.http, options.kinds, options.reconcileTimeoutMs, this.now, {
+      concluded: (shard, attempt, result) => this.concluded(shard, attempt, result),
+      staleAnswer: () => this.options.events?.staleAnswer?.(),
+    });
     this.calls = new FeedCalls(
       {
         rejectedUntil: (s) => this.rejected.expiry(s),
@@ -249,7 +219,7 @@ export class VenueFeed {
         this.options.log.warn({ venue: this.options.venue, shard: shard.index, reason: reason.message }, 'venue session down');
         shard.connected = false;
         shard.forgetVenueState();
-        this.cancelAttempt(shard);
+        this.reconciler.cancel(shard);
         this.coverage.forget(shard.symbols);
         this.calls.settle();
       },
@@ -283,7 +253,7 @@ export class VenueFeed {
     this.notice({ type: 'shard_crashed', shard: shard.index, reason });
     this.calls.fail({ code: 'shard_crashed', retryable: true, message: `the session carrying these symbols crashed (${reason}); it is being reopened` }, new Set(shard.symbols));
     const old = shard.session;
-    this.cancelAttempt(shard);
+    this.reconciler.cancel(shard);
     shard.generation += 1;
     shard.connected = false;
     shard.forgetVenueState();
@@ -295,7 +265,8 @@ export class VenueFeed {
   }
 
   private async dropShard(shard: VenueShard): Promise<void> {
-    this.cancelAttempt(shard);
+    shard.retired = true;
+    this.reconciler.cancel(shard);
     clearTimeout(shard.retryTimer);
     this.shards.delete(shard.index);
     await shard.session.close();
@@ -305,118 +276,54 @@ export class VenueFeed {
     if (this.closed || shard.attempt !== undefined || !shard.connected || shard.retryTimer !== undefined) return;
     if (shard.needsReplay) {
       shard.needsReplay = false;
-      if (shard.symbols.length > 0) return this.runAttempt(shard, 'replay', shard.symbols, []);
+      if (shard.symbols.length > 0) return this.reconciler.run(shard, 'replay', shard.symbols, []);
     }
     const { subscribe, unsubscribe } = shard.diff();
-    if (subscribe.length > 0 || unsubscribe.length > 0) return this.runAttempt(shard, 'diff', subscribe, unsubscribe);
+    if (subscribe.length > 0 || unsubscribe.length > 0) return this.reconciler.run(shard, 'diff', subscribe, unsubscribe);
     shard.unsettled = false;
     this.calls.settle();
     if (shard.idle) void this.dropShard(shard);
   }
 
-  private runAttempt(shard: VenueShard, kind: AttemptKind, subscribe: readonly string[], unsubscribe: readonly string[]): void {
-    const token = ++this.tokens;
-    const abort = new AbortController();
-    const sessionId = shard.sessionId;
-    const deadline = setTimeout(() => this.conclude(shard, token, { kind: 'deadline' }), this.options.reconcileTimeoutMs);
-    shard.attempt = { token, kind, startedAt: this.now(), abort, deadline, subscribe: [...subscribe], unsubscribe: [...unsubscribe] };
-    const { http, kinds, reconcileTimeoutMs } = this.options;
-    // Every call waits for the rate limiter (acquire): a fail-fast check would drop a tick's only
-    // recovery for a whole interval to avoid waiting a second (seed 003, issue #23).
-    const opts = { signal: abort.signal, limiter: 'acquire' as const, timeoutMs: reconcileTimeoutMs };
-    void (async () => {
-      // The subscribe half is sent even when the unsubscribe half failed: one failing half must not cancel the other.
-      const unsub = unsubscribe.length > 0 ? await http.unsubscribe(sessionId, [...unsubscribe], kinds, opts) : undefined;
-      const sub = subscribe.length > 0 ? await http.subscribe(sessionId, [...subscribe], kinds, opts) : undefined;
-      this.conclude(shard, token, { kind: 'answered', unsub, sub });
-    })().catch((error: unknown) => {
-      this.conclude(shard, token, { kind: 'answered', unsub: undefined, sub: { ok: false, error: { code: 'transport', retryable: true, message: errorMessage(error) } } });
-    });
-  }
-
-  private cancelAttempt(shard: VenueShard): void {
-    const attempt = shard.attempt;
-    if (attempt === undefined) return;
-    shard.attempt = undefined;
-    clearTimeout(attempt.deadline);
-    attempt.abort.abort();
-    shard.uncertain(attempt.subscribe);
-  }
-
-  /** Applies an attempt's outcome — but only to the attempt it belongs to (token), never to a successor. */
-  private conclude(shard: VenueShard, token: number, outcome: AttemptOutcome): void {
-    const attempt = shard.attempt;
-    if (attempt?.token !== token || this.shards.get(shard.index) !== shard) {
-      if (outcome.kind === 'answered') this.options.events?.staleAnswer?.();
-      return;
-    }
-    shard.attempt = undefined;
-    clearTimeout(attempt.deadline);
+  private concluded(shard: VenueShard, attempt: Attempt, result: AttemptResult): void {
     let failure: string | undefined;
-    let replanned = false;
-    if (outcome.kind === 'deadline') {
-      attempt.abort.abort();
-      shard.uncertain(attempt.subscribe);
-      failure = `no answer within ${this.options.reconcileTimeoutMs} ms`;
-    } else {
-      if (outcome.unsub !== undefined) {
-        if (outcome.unsub.ok) shard.unsubscribed(attempt.unsubscribe);
-        else failure = outcome.unsub.error.message;
-      }
-      const sub = outcome.sub;
-      if (sub?.ok === true) shard.subscribed(attempt.subscribe);
-      else if (sub !== undefined) {
-        const error = sub.error;
-        switch (error.code) {
-          case 'invalid_symbols': {
-            // One unknown symbol fails the whole batch: exclude just the named ones, retry the rest at once.
-            const fresh = error.symbols.filter((s) => !this.rejected.has(s));
-            this.rejected.add(error.symbols);
-            if (fresh.length > 0) {
-              const until = this.rejected.expiry(fresh[0] ?? '') ?? this.now();
-              this.options.log.warn({ venue: this.options.venue, symbols: fresh }, 'venue refused symbols; excluded until their TTL');
-              this.notice({ type: 'refusal', symbols: fresh, until, reason: 'invalid_symbol' });
-            }
-            replanned = true;
-            break;
-          }
-          case 'too_many_symbols': {
-            // A capacity measurement, not a failure: the venue's real ceiling is what it enforces.
-            // Several sessions can be refused for one measurement; a stated limit is taken as is,
-            // an unstated one shrinks to what this session was seen to hold.
-            const measured = Math.max(1, error.limit > 0 ? error.limit : Math.min(this.ceiling - 1, shard.confirmed.size));
-            if (measured < this.ceiling) {
-              this.ceiling = measured;
-              this.options.log.warn({ venue: this.options.venue, ceiling: measured }, 'venue ceiling lower than stated; re-sharding');
-              this.notice({ type: 'ceiling_lowered', ceiling: measured });
-            }
-            replanned = true;
-            break;
-          }
-          case 'invalid_session':
-            // Measured against this very session (the token says so): the venue no longer knows it.
-            this.reopen(shard, 'venue answered INVALID_SESSION');
-            return;
-          case 'aborted':
-            return;
-          case 'local_rate_limited':
-          case 'venue_rate_limited':
-          case 'http_error':
-          case 'garbage':
-            failure = error.message;
-            break;
-          case 'timeout':
-          case 'transport':
-            // Sent, unanswered: it may still land and hold slots.
-            shard.uncertain(attempt.subscribe);
-            failure = error.message;
+    let replan = false;
+    switch (result.kind) {
+      case 'ok':
+        break;
+      case 'refused': {
+        // One unknown symbol fails the whole batch: exclude just the named ones, retry the rest at once.
+        const fresh = result.symbols.filter((s) => !this.rejected.has(s));
+        this.rejected.add(result.symbols);
+        if (fresh.length > 0) {
+          this.options.log.warn({ venue: this.options.venue, symbols: fresh }, 'venue refused symbols; excluded until their TTL');
+          this.notice({ type: 'refusal', symbols: fresh, until: this.rejected.expiry(fresh[0] ?? '') ?? this.now(), reason: 'invalid_symbol' });
         }
+        replan = true;
+        break;
       }
+      case 'ceiling': {
+        // A capacity measurement, not a failure. Several sessions can be refused for one
+        // measurement: a stated limit is taken as is, an unstated one shrinks to what was held.
+        const measured = Math.max(1, result.limit > 0 ? result.limit : Math.min(this.ceiling - 1, shard.confirmed.size));
+        if (measured < this.ceiling) {
+          this.ceiling = measured;
+          this.options.log.warn({ venue: this.options.venue, ceiling: measured }, 'venue ceiling lower than stated; re-sharding');
+          this.notice({ type: 'ceiling_lowered', ceiling: measured });
+        }
+        replan = true;
+        break;
+      }
+      case 'invalid_session':
+        this.options.events?.attempt?.(attempt.kind, 'invalid_session');
+        return this.reopen(shard, 'venue answered INVALID_SESSION');
+      case 'failed':
+        failure = result.reason;
     }
-    this.options.events?.attempt?.(attempt.kind, failure === undefined ? (replanned ? 'replanned' : 'ok') : 'failed');
+    this.options.events?.attempt?.(attempt.kind, failure === undefined ? (replan ? 'replanned' : 'ok') : 'failed');
     if (failure !== undefined) this.failed(shard, attempt.kind, failure);
     else this.succeeded(shard, attempt.kind);
-    if (replanned) this.replan();
+    if (replan) this.replan();
     this.pump(shard);
     this.calls.settle();
   }
@@ -463,7 +370,7 @@ export class VenueFeed {
       clearTimeout(shard.retryTimer);
       shard.retryTimer = undefined;
       shard.needsReplay = false;
-      this.runAttempt(shard, 'reassert', shard.symbols, shard.stale());
+      this.reconciler.run(shard, 'reassert', shard.symbols, shard.stale(this.now()));
     }
     this.reportCoverage();
   }
@@ -486,8 +393,6 @@ export class VenueFeed {
     }
   }
 }
-
-type AttemptOutcome = { kind: 'deadline' } | { kind: 'answered'; unsub: VenueCallResult | undefined; sub: VenueCallResult | undefined };
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((s, i) => s === b[i]);

@@ -1,6 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { VenueFeed, VenueFeedEvents } from './VenueFeed.js';
+import type { VenueFeed } from './VenueFeed.js';
+import type { VenueFeedEvents } from './VenueFeedOptions.js';
 import type { VenueKind } from './venueSchemas.js';
 
 const KINDS: VenueKind[] = ['snapshot', 'quote', 'tick'];

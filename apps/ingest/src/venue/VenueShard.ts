@@ -36,6 +36,14 @@ export class VenueShard {
   unsettled = false;
   /** Bumped when the session is replaced, so events from the old one are dropped. */
   generation = 0;
+  /** Dropped from the feed: nothing may be applied to it any more. */
+  retired = false;
+  /**
+   * Subscribes we stopped waiting for (deadline, transport error), until when the venue might
+   * still apply them. An unsubscribe sent meanwhile can be overtaken by such a late subscribe,
+   * so each re-assert unsubscribes these once more while they are unwanted (seed 003).
+   */
+  private readonly ghosts = new Map<string, number>();
 
   constructor(
     readonly index: number,
@@ -54,16 +62,18 @@ export class VenueShard {
     return { subscribe, unsubscribe };
   }
 
-  /** Symbols that are not wanted here any more but may still hold a slot at the venue. */
-  stale(): string[] {
+  /** Symbols not wanted here any more that may still hold a slot, including late-landing ghosts. */
+  stale(now: number): string[] {
+    for (const [s, until] of this.ghosts) if (until <= now) this.ghosts.delete(s);
     const wanted = new Set(this.symbols);
-    return [...new Set([...this.confirmed, ...this.maybe])].filter((s) => !wanted.has(s));
+    return [...new Set([...this.confirmed, ...this.maybe, ...this.ghosts.keys()])].filter((s) => !wanted.has(s));
   }
 
-  /** The venue forgets a session's subscriptions with its connection. */
+  /** The venue forgets a session's subscriptions with its connection, late ones included. */
   forgetVenueState(): void {
     this.confirmed.clear();
     this.maybe.clear();
+    this.ghosts.clear();
   }
 
   subscribed(symbols: readonly string[]): void {
@@ -80,9 +90,12 @@ export class VenueShard {
     }
   }
 
-  /** Sent, unanswered: may or may not be held by the venue. */
-  uncertain(symbols: readonly string[]): void {
-    for (const s of symbols) if (!this.confirmed.has(s)) this.maybe.add(s);
+  /** Sent, unanswered: may or may not be held by the venue, and may still land until `until`. */
+  uncertain(symbols: readonly string[], until: number): void {
+    for (const s of symbols) {
+      if (!this.confirmed.has(s)) this.maybe.add(s);
+      this.ghosts.set(s, Math.max(until, this.ghosts.get(s) ?? 0));
+    }
   }
 
   get idle(): boolean {

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { waitFor, withDeadline } from '@streamgate/testkit';
+import { startVenueHarness, symbols } from '../support/venueHarness.js';
+
+type Holdings = Map<string, string[]>;
+const holdings = (sessions: { id: string; connected: boolean; subscribed: { symbol: string }[] }[]): Holdings =>
+  new Map(sessions.filter((s) => s.connected).map((s) => [s.id, s.subscribed.map((x) => x.symbol).sort()]));
+
+describe('venue session crash', () => {
+  it('a socket crash on one session leaves the other sessions and their coverage untouched', async () => {
+    // No re-assert ticks: any HTTP call during the test is one the crash caused.
+    await using h = await startVenueHarness({ feed: { reassertIntervalMs: 600_000 } });
+    const wanted = symbols(250);
+    expect(await h.feed.subscribe(wanted)).toEqual({ ok: true });
+    await waitFor(() => h.feed.covered().size === 250, { timeoutMs: 10_000, message: '250 covered' });
+    const before = holdings(h.sim.sessions());
+    expect(before.size).toBe(3);
+    const [crashed, ...others] = [...before.keys()];
+    if (crashed === undefined) throw new Error('no session');
+    const otherSymbols = others.flatMap((id) => before.get(id) ?? []);
+
+    h.sim.clearCalls();
+    const samples: number[] = [];
+    expect(h.sim.crashSocket(crashed)).toBe(true);
+    const crashedAt = Date.now();
+    await waitFor(
+      () => {
+        // Sampled every 20 ms while the crashed session recovers: the others never miss a beat.
+        samples.push(otherSymbols.filter((s) => !h.feed.covered().has(s)).length);
+        return Date.now() - crashedAt > 300 && h.feed.covered().size === 250 && holdings(h.sim.sessions()).size === 3;
+      },
+      { timeoutMs: 10_000, message: 'the crashed session recovers its whole list' },
+    );
+    expect(samples.length).toBeGreaterThan(5);
+    expect(Math.max(...samples)).toBe(0);
+    const after = holdings(h.sim.sessions());
+    for (const id of others) expect(after.get(id), `session ${id} untouched`).toEqual(before.get(id));
+    expect(h.sim.calls().filter((c) => others.includes(c.sessionId ?? ''))).toEqual([]);
+    const replayed = [...after.entries()].filter(([id]) => !others.includes(id));
+    expect(replayed).toHaveLength(1);
+    expect(replayed[0]?.[1]).toEqual(before.get(crashed));
+    // Recently delivered: every one of the others' symbols streamed right through the crash.
+    const recent = h.symbolsSeenSince(crashedAt);
+    expect(otherSymbols.every((s) => recent.has(s))).toBe(true);
+  });
+
+  it('a crash inside one session’s handling reopens just that session on a fresh id and answers its waiting callers', async () => {
+    let bomb: string | undefined;
+    await using h = await startVenueHarness({
+      feed: { reassertIntervalMs: 600_000 },
+      onPayload: (p) => {
+        if (p.symbol === bomb) {
+          bomb = undefined;
+          throw new Error('handler bug');
+        }
+      },
+    });
+    expect(await h.feed.subscribe(symbols(150))).toEqual({ ok: true });
+    await waitFor(() => h.feed.covered().size === 150, { timeoutMs: 10_000, message: '150 covered' });
+    const before = holdings(h.sim.sessions());
+    const [, second] = [...before.entries()];
+    if (second === undefined) throw new Error('need two sessions');
+    const [secondId, secondList] = second;
+
+    // A caller is waiting on the second session (its subscribe is slow at the venue) when it crashes.
+    h.sim.setResponseDelay(5_000, 'subscribe');
+    const waiting = h.feed.subscribe(['X001']);
+    await waitFor(() => h.sim.calls().some((c) => c.sessionId === secondId && c.symbols.includes('X001')), { timeoutMs: 3_000, message: 'the call reached the second session' });
+    bomb = secondList[0];
+    const answer = await withDeadline(waiting, 3_000, 'the waiting caller is answered');
+    expect(answer).toMatchObject({ ok: false, error: { code: 'shard_crashed', retryable: true } });
+    h.sim.setResponseDelay(0);
+
+    await waitFor(() => h.feed.covered().size === 151, { timeoutMs: 10_000, message: 'all 151 covered after the reopen' });
+    const after = holdings(h.sim.sessions());
+    expect(after.has(secondId)).toBe(false);
+    const [firstId] = before.keys();
+    expect(after.get(firstId ?? '')).toEqual(before.get(firstId ?? ''));
+    expect(h.notices.filter((n) => n.type === 'shard_crashed')).toHaveLength(1);
+  });
+});
