@@ -29,14 +29,17 @@ export class SymbolWriter {
   push(payload: VenuePayload): void {
     if (this.done) return;
     this.buffer.push(payload);
-    if (this.buffer.length > this.maxBuffer) {
-      // Redis has been refusing writes long enough to fill the buffer: live market data past
-      // this point is dropped oldest-first and counted, rather than growing without bound.
-      const excess = this.buffer.length - this.maxBuffer;
-      this.buffer.splice(0, excess);
-      this.events.dropped?.(excess);
-    }
+    this.bound();
     this.flush();
+  }
+
+  private bound(): void {
+    if (this.buffer.length <= this.maxBuffer) return;
+    // Redis has been refusing writes long enough to fill the buffer: live market data past
+    // this point is dropped oldest-first and counted, rather than growing without bound.
+    const excess = this.buffer.length - this.maxBuffer;
+    this.buffer.splice(0, excess);
+    this.events.dropped?.(excess);
   }
 
   stop(): void {
@@ -62,6 +65,7 @@ export class SymbolWriter {
           return this.end(outcome.error.code === 'fenced' ? { reason: 'fenced' } : outcome.error.code === 'stopped' ? { reason: 'stopped' } : { reason: 'failed', error: outcome.error });
         }
         this.buffer = batch.concat(this.buffer);
+        this.bound();
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           this.flush();
