@@ -56,6 +56,8 @@ export class SymbolWriter {
       .write({ entries: batch.map((p) => ({ dedupeId: `${p.kind}:${p.seq}`, data: JSON.stringify(p) })) })
       .then((outcome) => {
         this.writing = false;
+        // Stopped meanwhile: the owner already ended the run; nothing is retried or reported.
+        if (this.done) return;
         if (outcome.ok) {
           this.retry = 0;
           return this.flush();
@@ -73,6 +75,7 @@ export class SymbolWriter {
       })
       .catch((error: unknown) => {
         this.writing = false;
+        if (this.done) return;
         this.done = true;
         this.end({ reason: 'failed', error: { code: 'redis_unavailable', retryable: true, message: String(error) } });
       });
