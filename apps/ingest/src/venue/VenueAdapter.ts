@@ -102,8 +102,11 @@ export class VenueAdapter implements UpstreamAdapter {
     if (feed === undefined) {
       return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: `venue ${this.options.venue} is served by another worker (its session lease is held)` } });
     }
-    this.runs.get(run.symbol)?.finish({ reason: 'stopped' });
+    // The new run takes the symbol before the old one finishes, so the old one's release sees it
+    // still wanted and does not unsubscribe it at the venue only to subscribe it again.
+    const previous = this.runs.get(run.symbol);
     this.runs.set(run.symbol, run);
+    previous?.finish({ reason: 'stopped' });
     const answer = await feed.subscribe([run.symbol]);
     if (!answer.ok && answer.error.code === 'closed') {
       return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: 'the venue feed closed while subscribing' } });
