@@ -187,6 +187,7 @@ describe('SymbolWriter', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(ctx.writes).toHaveLength(1);
     expect(vi.getTimerCount()).toBe(0);
+    expect(ends).toEqual([]);
 
     const second = setup();
     second.writer.push(quote(1));
