@@ -98,7 +98,9 @@ export class FeedCalls {
     const answer = this.evaluate(call);
     if (answer !== undefined) return this.finish(call, answer);
     const ms = this.now() - call.startedAt;
-    const parked = [...call.add].some((s) => this.view.unplaced(s) === false && !this.view.confirmed(s) && !this.view.onConnectedShard(s));
+    // Only symbols still waiting decide which: a refused or unplaced symbol is on no shard at all.
+    const waiting = [...call.add].filter((s) => this.view.rejectedUntil(s) === undefined && !this.view.unplaced(s) && !this.view.confirmed(s));
+    const parked = waiting.some((s) => !this.view.onConnectedShard(s));
     this.finish(call, {
       ok: false,
       error: parked

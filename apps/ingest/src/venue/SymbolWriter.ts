@@ -29,14 +29,17 @@ export class SymbolWriter {
   push(payload: VenuePayload): void {
     if (this.done) return;
     this.buffer.push(payload);
-    if (this.buffer.length > this.maxBuffer) {
-      // Redis has been refusing writes long enough to fill the buffer: live market data past
-      // this point is dropped oldest-first and counted, rather than growing without bound.
-      const excess = this.buffer.length - this.maxBuffer;
-      this.buffer.splice(0, excess);
-      this.events.dropped?.(excess);
-    }
+    this.bound();
     this.flush();
+  }
+
+  private bound(): void {
+    if (this.buffer.length <= this.maxBuffer) return;
+    // Redis has been refusing writes long enough to fill the buffer: live market data past
+    // this point is dropped oldest-first and counted, rather than growing without bound.
+    const excess = this.buffer.length - this.maxBuffer;
+    this.buffer.splice(0, excess);
+    this.events.dropped?.(excess);
   }
 
   stop(): void {
@@ -53,6 +56,8 @@ export class SymbolWriter {
       .write({ entries: batch.map((p) => ({ dedupeId: `${p.kind}:${p.seq}`, data: JSON.stringify(p) })) })
       .then((outcome) => {
         this.writing = false;
+        // Stopped meanwhile: the owner already ended the run; nothing is retried or reported.
+        if (this.done) return;
         if (outcome.ok) {
           this.retry = 0;
           return this.flush();
@@ -62,6 +67,7 @@ export class SymbolWriter {
           return this.end(outcome.error.code === 'fenced' ? { reason: 'fenced' } : outcome.error.code === 'stopped' ? { reason: 'stopped' } : { reason: 'failed', error: outcome.error });
         }
         this.buffer = batch.concat(this.buffer);
+        this.bound();
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           this.flush();
@@ -69,6 +75,7 @@ export class SymbolWriter {
       })
       .catch((error: unknown) => {
         this.writing = false;
+        if (this.done) return;
         this.done = true;
         this.end({ reason: 'failed', error: { code: 'redis_unavailable', retryable: true, message: String(error) } });
       });

@@ -26,6 +26,7 @@ export interface VenueAdapterOptions {
 interface SymbolRun {
   readonly symbol: string;
   readonly writer: SymbolWriter;
+  readonly finished: boolean;
   finish(end: RunEnd): void;
 }
 
@@ -59,6 +60,9 @@ export class VenueAdapter implements UpstreamAdapter {
     const run: SymbolRun = {
       symbol,
       writer: new SymbolWriter(ctx, this.options.maxBuffer, (end) => run.finish(end), this.options.events),
+      get finished() {
+        return finished;
+      },
       finish: (end) => {
         if (finished) return;
         finished = true;
@@ -88,12 +92,21 @@ export class VenueAdapter implements UpstreamAdapter {
       this.options.log.warn({ venue: this.options.venue, err: errorMessage(error) }, 'venue lease unavailable');
       return undefined;
     });
-    if (signal.aborted) return run.finish({ reason: 'stopped' });
+    if (signal.aborted || run.finished) {
+      run.finish({ reason: 'stopped' });
+      // Stopped while the feed was opening: its release found no feed then, so it runs now, or
+      // a feed and the venue lease would stay with no symbol left to close them.
+      if (feed !== undefined) await this.release(run.symbol);
+      return;
+    }
     if (feed === undefined) {
       return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: `venue ${this.options.venue} is served by another worker (its session lease is held)` } });
     }
-    this.runs.get(run.symbol)?.finish({ reason: 'stopped' });
+    // The new run takes the symbol before the old one finishes, so the old one's release sees it
+    // still wanted and does not unsubscribe it at the venue only to subscribe it again.
+    const previous = this.runs.get(run.symbol);
     this.runs.set(run.symbol, run);
+    previous?.finish({ reason: 'stopped' });
     const answer = await feed.subscribe([run.symbol]);
     if (!answer.ok && answer.error.code === 'closed') {
       return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: 'the venue feed closed while subscribing' } });
