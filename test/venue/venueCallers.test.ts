@@ -33,6 +33,17 @@ describe('venue callers', () => {
     await waitFor(() => h.feed.covered().size === 10, { timeoutMs: 10_000, message: 'the slow subscribe still lands' });
   });
 
+  it('answers a subscribe that an unsubscribe superseded before it settled', async () => {
+    await using h = await startVenueHarness({ feed: { callTimeoutMs: 6_000, reassertIntervalMs: 600_000 } });
+    expect(await h.feed.subscribe(symbols(5))).toEqual({ ok: true });
+    const started = Date.now();
+    const [sub, unsub] = await Promise.all([h.feed.subscribe(['S100']), h.feed.unsubscribe(['S100'])]);
+    expect(sub).toEqual({ ok: true });
+    expect(unsub).toEqual({ ok: true });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(h.feed.wantedSymbols()).toEqual(symbols(5));
+  });
+
   it('refuses a bad symbol list before any state moves', async () => {
     await using h = await startVenueHarness({ feed: { reassertIntervalMs: 600_000 } });
     expect(await h.feed.subscribe(symbols(3))).toEqual({ ok: true });

@@ -35,6 +35,7 @@ export class VenueFeed {
   private ceiling: number;
   private readonly reconciler: ShardReconciler;
   private tickTimer: NodeJS.Timeout | undefined;
+  private coverageTimer: NodeJS.Timeout | undefined;
   private lastCoverage = '';
   private closed = false;
   private readonly now: () => number;
@@ -52,7 +53,8 @@ export class VenueFeed {
       {
         rejectedUntil: (s) => this.rejected.expiry(s),
         unplaced: (s) => this.wanted.has(s) && this.unplaced.has(s),
-        confirmed: (s) => this.shardOf(s)?.confirmed.has(s) ?? false,
+        // A symbol unsubscribed again before its subscribe settled is superseded, not pending.
+        confirmed: (s) => !this.wanted.has(s) || (this.shardOf(s)?.confirmed.has(s) ?? false),
         held: (s) => [...this.shards.values()].some((sh) => sh.confirmed.has(s) || sh.maybe.has(s)),
         onConnectedShard: (s) => this.shardOf(s)?.connected ?? false,
       },
@@ -70,6 +72,8 @@ export class VenueFeed {
       this.tick();
     };
     this.tickTimer = setTimeout(tick, this.options.reassertIntervalMs);
+    // Coverage changes are noticed within a second, not a whole re-assert interval later.
+    this.coverageTimer = setInterval(() => this.reportCoverage(), Math.min(1_000, this.options.reassertIntervalMs));
   }
 
   subscribe(symbols: unknown): Promise<FeedAnswer> {
@@ -136,6 +140,7 @@ export class VenueFeed {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.tickTimer);
+    clearInterval(this.coverageTimer);
     this.calls.fail({ code: 'closed', retryable: false, message: 'the feed is closing' });
     await Promise.all([...this.shards.values()].map((sh) => this.dropShard(sh)));
   }
