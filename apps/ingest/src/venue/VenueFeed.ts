@@ -216,15 +216,17 @@ export class VenueFeed {
         if (!live()) return;
         shard.connected = true;
         shard.needsReplay = true;
-        shard.forgetVenueState();
+        shard.refusalReported = false;
+        shard.forgetVenueState(false);
+        shard.resetRetry();
         this.pump(shard);
       },
       onLinkDown: (reason) => {
         if (!live()) return;
         this.options.log.warn({ venue: this.options.venue, shard: shard.index, reason: reason.message }, 'venue session down');
         shard.connected = false;
-        shard.forgetVenueState();
         this.reconciler.cancel(shard);
+        shard.forgetVenueState(false);
         this.coverage.forget(shard.symbols);
         this.calls.settle();
       },
@@ -243,8 +245,12 @@ export class VenueFeed {
       onConnectFailed: (error, attempt) => {
         if (!live()) return;
         this.options.log.warn({ venue: this.options.venue, shard: shard.index, attempt, err: error.message }, 'venue session connect failed');
-        // A refusal that retrying cannot fix (a bad app key) would otherwise retry forever, quietly.
-        if (!error.retryable && attempt === 1) this.notice({ type: 'shard_crashed', shard: shard.index, reason: error.message });
+        // A refusal that retrying cannot fix (a bad app key) would otherwise retry forever, quietly;
+        // reported once until the session connects again.
+        if (!error.retryable && !shard.refusalReported) {
+          shard.refusalReported = true;
+          this.notice({ type: 'session_refused', shard: shard.index, reason: error.message });
+        }
       },
       onCallbackError: (hook, error) => {
         if (live()) this.reopen(shard, `${hook} threw: ${errorMessage(error)}`);
@@ -252,42 +258,56 @@ export class VenueFeed {
     });
   }
 
-  /** A crashed session is replaced at the same index with a fresh session id; its callers are answered. */
+  /**
+   * A crashed session is replaced at the same index with a fresh session id; its callers are
+   * answered. A cause that repeats (a sink that throws on every payload) must not become a
+   * reconnect loop or a notice storm: reopens back off, and the notice latches until the new
+   * session has worked.
+   */
   private reopen(shard: VenueShard, reason: string): void {
-    this.options.log.error({ venue: this.options.venue, shard: shard.index, reason }, 'venue session crashed; reopening');
-    this.notice({ type: 'shard_crashed', shard: shard.index, reason });
+    shard.crashes += 1;
+    this.options.log.error({ venue: this.options.venue, shard: shard.index, reason, crashes: shard.crashes }, 'venue session crashed; reopening');
+    if (shard.crashes === 1) this.notice({ type: 'shard_crashed', shard: shard.index, reason });
     this.calls.fail({ code: 'shard_crashed', retryable: true, message: `the session carrying these symbols crashed (${reason}); it is being reopened` }, new Set(shard.symbols));
     const old = shard.session;
     this.reconciler.cancel(shard);
     shard.generation += 1;
     shard.connected = false;
-    shard.forgetVenueState();
+    shard.forgetVenueState(true);
+    shard.resetRetry();
     this.coverage.forget(shard.symbols);
     shard.sessionId = newSessionId(this.options.venue, shard.index);
-    shard.session = this.newSession(shard);
+    const session = this.newSession(shard);
+    shard.session = session;
     old.destroy();
-    shard.session.open();
+    const delay = shard.crashes > 1 ? backoffDelay(shard.crashes - 1, 500, 30_000) : 0;
+    clearTimeout(shard.reopenTimer);
+    shard.reopenTimer = setTimeout(() => {
+      shard.reopenTimer = undefined;
+      if (!this.closed && !shard.retired && shard.session === session) session.open();
+    }, delay);
   }
 
   private async dropShard(shard: VenueShard): Promise<void> {
     shard.retired = true;
+    clearTimeout(shard.reopenTimer);
     this.reconciler.cancel(shard);
-    clearTimeout(shard.retryTimer);
-    this.shards.delete(shard.index);
+    shard.resetRetry();
+    if (this.shards.get(shard.index) === shard) this.shards.delete(shard.index);
     await shard.session.close();
   }
 
   private pump(shard: VenueShard): void {
-    if (this.closed || shard.attempt !== undefined || !shard.connected || shard.retryTimer !== undefined) return;
+    if (this.closed || shard.retired || shard.attempt !== undefined || !shard.connected || shard.retryTimer !== undefined) return;
     if (shard.needsReplay) {
       shard.needsReplay = false;
       if (shard.symbols.length > 0) return this.reconciler.run(shard, 'replay', shard.symbols, []);
     }
     const { subscribe, unsubscribe } = shard.diff();
     if (subscribe.length > 0 || unsubscribe.length > 0) return this.reconciler.run(shard, 'diff', subscribe, unsubscribe);
-    shard.unsettled = false;
+    // An emptied shard keeps its session: closing it and opening another when a symbol comes
+    // back would briefly need a sixth session, which the venue refuses.
     this.calls.settle();
-    if (shard.idle) void this.dropShard(shard);
   }
 
   private concluded(shard: VenueShard, attempt: Attempt, result: AttemptResult): void {
@@ -298,24 +318,33 @@ export class VenueFeed {
         break;
       case 'refused': {
         // One unknown symbol fails the whole batch: exclude just the named ones, retry the rest at once.
-        const fresh = result.symbols.filter((s) => !this.rejected.has(s));
-        this.rejected.add(result.symbols);
-        if (fresh.length > 0) {
-          this.options.log.warn({ venue: this.options.venue, symbols: fresh }, 'venue refused symbols; excluded until their TTL');
-          this.notice({ type: 'refusal', symbols: fresh, until: this.rejected.expiry(fresh[0] ?? '') ?? this.now(), reason: 'invalid_symbol' });
+        const sent = new Set(attempt.subscribe);
+        const fresh = result.symbols.filter((s) => sent.has(s) && !this.rejected.has(s));
+        if (fresh.length === 0) {
+          // Naming nothing we sent (or only what is already excluded) changes no plan: resending
+          // at once would spend the key's whole rate budget on one refusal. Back off instead.
+          failure = `venue answered INVALID_SYMBOL naming ${result.symbols.length === 0 ? 'no symbol' : result.symbols.join(', ')}, none of them new in this batch`;
+          break;
         }
+        this.rejected.add(fresh);
+        this.options.log.warn({ venue: this.options.venue, symbols: fresh }, 'venue refused symbols; excluded until their TTL');
+        this.notice({ type: 'refusal', symbols: fresh, until: this.rejected.expiry(fresh[0] ?? '') ?? this.now(), reason: 'invalid_symbol' });
         replan = true;
         break;
       }
       case 'ceiling': {
-        // A capacity measurement, not a failure. Several sessions can be refused for one
-        // measurement: a stated limit is taken as is, an unstated one shrinks to what was held.
-        const measured = Math.max(1, result.limit > 0 ? result.limit : Math.min(this.ceiling - 1, shard.confirmed.size));
-        if (measured < this.ceiling) {
-          this.ceiling = measured;
-          this.options.log.warn({ venue: this.options.venue, ceiling: measured }, 'venue ceiling lower than stated; re-sharding');
-          this.notice({ type: 'ceiling_lowered', ceiling: measured });
+        // A capacity measurement, not a failure. A stated limit below the ceiling is taken as is;
+        // a venue that enforces less than it states (or states nothing) is measured from what
+        // this session held, else shrunk by a tenth, so each refusal moves the plan.
+        const held = shard.confirmed.size;
+        const measured = result.limit > 0 && result.limit < this.ceiling ? result.limit : held > 0 && held < this.ceiling ? held : Math.floor(this.ceiling * 0.9);
+        if (measured < 1 || measured >= this.ceiling) {
+          failure = `venue answered TOO_MANY_SYMBOLS at a ceiling of ${this.ceiling}`;
+          break;
         }
+        this.ceiling = measured;
+        this.options.log.warn({ venue: this.options.venue, ceiling: measured, stated: result.limit }, 'venue ceiling lower than stated; re-sharding');
+        this.notice({ type: 'ceiling_lowered', ceiling: measured });
         replan = true;
         break;
       }
@@ -335,6 +364,7 @@ export class VenueFeed {
 
   private succeeded(shard: VenueShard, kind: AttemptKind): void {
     shard.retryAttempt = 0;
+    if (kind === 'replay' || kind === 'reassert') shard.crashes = 0;
     if ((kind === 'reassert' || kind === 'replay') && shard.reassertFailures > 0) {
       this.notice({ type: 'reassert_recovered', shard: shard.index, failures: shard.reassertFailures });
       shard.reassertFailures = 0;
@@ -342,7 +372,6 @@ export class VenueFeed {
   }
 
   private failed(shard: VenueShard, kind: AttemptKind, reason: string): void {
-    shard.unsettled = true;
     if (kind === 'replay') shard.needsReplay = true;
     this.options.log.warn({ venue: this.options.venue, shard: shard.index, kind, reason }, 'venue reconcile failed');
     if (kind === 'reassert') {

@@ -12,6 +12,8 @@ export type VenueNotice =
   | { type: 'ceiling_lowered'; ceiling: number }
   | { type: 'reassert_failing'; shard: number; reason: string }
   | { type: 'reassert_recovered'; shard: number; failures: number }
-  | { type: 'shard_crashed'; shard: number; reason: string };
+  | { type: 'shard_crashed'; shard: number; reason: string }
+  /** The venue refused a session's CONNECT in a way retrying cannot fix (a bad app key). */
+  | { type: 'session_refused'; shard: number; reason: string };
 
 export type VenueNoticeType = VenueNotice['type'];

@@ -32,8 +32,11 @@ export class VenueShard {
   reassertFailures = 0;
   retryAttempt = 0;
   retryTimer: NodeJS.Timeout | undefined;
-  /** A failed reconcile left the venue short of `symbols`; the tick re-plans it even if nobody calls. */
-  unsettled = false;
+  /** Crashes since the session last worked: backs the reopen off and latches the notice. */
+  crashes = 0;
+  reopenTimer: NodeJS.Timeout | undefined;
+  /** A refused CONNECT that retrying cannot fix was reported (latched until a CONNACK). */
+  refusalReported = false;
   /** Bumped when the session is replaced, so events from the old one are dropped. */
   generation = 0;
   /** Dropped from the feed: nothing may be applied to it any more. */
@@ -69,11 +72,21 @@ export class VenueShard {
     return [...new Set([...this.confirmed, ...this.maybe, ...this.ghosts.keys()])].filter((s) => !wanted.has(s));
   }
 
-  /** The venue forgets a session's subscriptions with its connection, late ones included. */
-  forgetVenueState(): void {
+  /**
+   * The venue forgets a session's subscriptions with its connection. Ghosts are kept unless the
+   * session id changes: a request abandoned at a drop can still land once the same id registers again.
+   */
+  forgetVenueState(newSessionId: boolean): void {
     this.confirmed.clear();
     this.maybe.clear();
-    this.ghosts.clear();
+    if (newSessionId) this.ghosts.clear();
+  }
+
+  /** Stops a pending retry: a fresh connection starts its own schedule. */
+  resetRetry(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryAttempt = 0;
   }
 
   subscribed(symbols: readonly string[]): void {
@@ -96,9 +109,5 @@ export class VenueShard {
       if (!this.confirmed.has(s)) this.maybe.add(s);
       this.ghosts.set(s, Math.max(until, this.ghosts.get(s) ?? 0));
     }
-  }
-
-  get idle(): boolean {
-    return this.symbols.length === 0 && this.confirmed.size === 0 && this.maybe.size === 0 && this.attempt === undefined;
   }
 }
