@@ -260,7 +260,10 @@ describe('the venue through ingest worker processes and a relay', () => {
       expect(metricValue(metrics, 'ingest_venue_wanted')).toBe(DEMANDED.length);
 
       expect(watch.max()).toBe(SESSIONS_NEEDED);
-      await worker.service.stop();
+      // SIGTERM: the worker closes its venue sessions and gives the venue lease back before exiting.
+      expect((await worker.service.stop()).code).toBe(0);
+      await waitFor(() => sim.sessions().length === 0, { timeoutMs: 5_000, message: 'the stopped worker closed its venue sessions' });
+      expect(await redis.exists(`sg:ingest:{${CONTROL}}:lease`)).toBe(0);
     } finally {
       watch.stop();
     }
