@@ -19,6 +19,21 @@ describe('ingest main', () => {
     expect(service.output()).toMatch(/INGEST_TOPOLOGY\.streams\.0\.chain: unknown chain \\"nope\\"/);
   });
 
+  it.each([
+    [{ symbols: ['BTC-USD', 'btc usd'] }, /INGEST_TOPOLOGY\.venues\.sim\.symbols\.1: /],
+    [{ appKey: undefined }, /INGEST_TOPOLOGY\.venues\.sim\.appKey: /],
+  ])('exits 78 at boot naming the bad venue field (%o)', async (over, message) => {
+    const venue = { mqttUrl: 'mqtt://127.0.0.1:9', httpUrl: 'http://127.0.0.1:9', appKey: 'key', symbols: ['BTC-USD'], ...over };
+    await using service = await spawnTsEntry('apps/ingest/src/main.ts', {
+      name: 'ingest-bad-venue',
+      env: { INGEST_REDIS_URL: 'redis://127.0.0.1:9/0', INGEST_TOPOLOGY: JSON.stringify({ venues: { sim: venue } }), INGEST_PORT: '0' },
+    });
+    const status = await service.exited;
+    expect(status.code).toBe(78);
+    expect(service.output()).toMatch(message);
+    expect(service.output()).not.toMatch(/"msg":"listening"/);
+  });
+
   it('logs listening with its port, serves health and metrics, and exits 0 on SIGTERM', async () => {
     await using redis = await startRedis();
     await using service = await spawnTsEntry('apps/ingest/src/main.ts', {

@@ -44,6 +44,7 @@ export class VenueAdapter implements UpstreamAdapter {
   private opening: Promise<VenueFeed | undefined> | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
   private notices: Promise<void> = Promise.resolve();
+  private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: VenueAdapterOptions) {}
 
@@ -161,7 +162,19 @@ export class VenueAdapter implements UpstreamAdapter {
     if (this.runs.size === 0 && this.feed === feed) await this.shutdown();
   }
 
-  private async shutdown(): Promise<void> {
+  /**
+   * One shutdown at a time, and every caller waits for it: the last symbol's release may have
+   * started one already, and close() returning before its lease release reached Redis lets the
+   * process exit with the venue lease still held — the next worker then waits out its TTL.
+   */
+  private shutdown(): Promise<void> {
+    this.stopping ??= this.stopFeed().finally(() => {
+      this.stopping = undefined;
+    });
+    return this.stopping;
+  }
+
+  private async stopFeed(): Promise<void> {
     clearInterval(this.renewTimer);
     const feed = this.feed;
     const lease = this.lease;
