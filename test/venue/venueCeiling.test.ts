@@ -29,4 +29,16 @@ describe('venue ceiling lower than stated', () => {
     expect(capacity).toHaveLength(1);
     expect(capacity[0]?.type === 'capacity' && capacity[0].symbols.slice().sort()).toEqual(full.slice().sort());
   });
+
+  it('converges when the venue enforces less than its refusals state', async () => {
+    await using h = await startVenueHarness({ feed: { reassertIntervalMs: 1_000 } });
+    h.sim.setSymbolCeiling(80, 100);
+    expect(await h.feed.subscribe(symbols(342))).toEqual({ ok: true });
+    await waitFor(() => h.feed.covered().size === 342, { timeoutMs: 20_000, message: 'all 342 covered though every refusal says 100' });
+    const sessions = h.sim.sessions().filter((s) => s.connected);
+    expect(sessions.length).toBeLessThanOrEqual(5);
+    for (const s of sessions) expect(s.subscribed.length).toBeLessThanOrEqual(80);
+    // Each refusal moved the plan: a handful of them, not a storm.
+    expect(h.sim.calls().filter((c) => c.code === 'TOO_MANY_SYMBOLS_SUBSCRIPTION').length).toBeLessThan(20);
+  });
 });

@@ -41,4 +41,14 @@ describe('venue INVALID_SYMBOL in a batch', () => {
     expect(h.notices.filter((n) => n.type === 'refusal_expired').flatMap((n) => (n.type === 'refusal_expired' ? n.symbols : [])).sort()).toEqual(unknown.slice().sort());
     expect(h.notices.filter((n) => n.type === 'refusal')).toHaveLength(1);
   });
+
+  it('sends the rest of a refused batch at once, not at the next tick', async () => {
+    const batch = symbols(30);
+    const unknown = ['S003', 'S017'];
+    await using h = await startVenueHarness({ sim: { unknownSymbols: unknown }, feed: { reassertIntervalMs: 600_000 } });
+    const answer = await h.feed.subscribe(batch);
+    expect(answer).toMatchObject({ ok: false, error: { code: 'symbols_refused', symbols: unknown } });
+    await waitFor(() => h.feed.covered().size === 28, { timeoutMs: 1_500, message: 'the other 28 covered without waiting for a tick' });
+    expect(h.sim.calls().map((c) => c.code ?? c.status)).toEqual(['INVALID_SYMBOL', 200]);
+  });
 });

@@ -337,6 +337,12 @@ export class VenueFeed {
         // a venue that enforces less than it states (or states nothing) is measured from what
         // this session held, else shrunk by a tenth, so each refusal moves the plan.
         const held = shard.confirmed.size;
+        if (new Set([...shard.confirmed, ...attempt.subscribe]).size > this.ceiling) {
+          // Sent under an older, higher ceiling: the current one already explains it, and the
+          // plan made since then is what goes next.
+          replan = true;
+          break;
+        }
         const measured = result.limit > 0 && result.limit < this.ceiling ? result.limit : held > 0 && held < this.ceiling ? held : Math.floor(this.ceiling * 0.9);
         if (measured < 1 || measured >= this.ceiling) {
           failure = `venue answered TOO_MANY_SYMBOLS at a ceiling of ${this.ceiling}`;

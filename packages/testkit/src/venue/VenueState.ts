@@ -20,6 +20,7 @@ function assertMs(name: string, ms: number): void {
 export class VenueState {
   private unknown: Set<string>;
   private ceiling: number;
+  private stated: number | undefined;
   private responseDelay = { subscribe: 0, unsubscribe: 0 };
   private connackDelay = 0;
   private failures = { remaining: 0, status: 503 };
@@ -38,6 +39,11 @@ export class VenueState {
   /** Whether the venue carries `symbol` right now: well-formed and not declared unknown. */
   lists(symbol: string): boolean {
     return VENUE_SYMBOL_PATTERN.test(symbol) && !this.unknown.has(symbol);
+  }
+
+  /** What a TOO_MANY_SYMBOLS answer says the limit is: the enforced one unless told to claim another. */
+  get statedCeiling(): number {
+    return this.stated ?? this.ceiling;
   }
 
   get symbolCeiling(): number {
@@ -75,9 +81,12 @@ export class VenueState {
     this.unknown = new Set(symbols);
   }
 
-  setSymbolCeiling(limit: number): void {
+  /** `stated`: the limit the venue names in its refusals, when it enforces less than it says. */
+  setSymbolCeiling(limit: number, stated?: number): void {
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`symbol ceiling must be an integer >= 0, got ${limit}`);
+    if (stated !== undefined && (!Number.isInteger(stated) || stated < 0)) throw new RangeError(`stated ceiling must be an integer >= 0, got ${stated}`);
     this.ceiling = limit;
+    this.stated = stated;
   }
 
   /** Without `op`, both operations; with it, just that one (so one can overtake the other). */

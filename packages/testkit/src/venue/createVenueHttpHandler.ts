@@ -51,7 +51,7 @@ function decide(deps: VenueHttpDeps, op: VenueSimCall['op'], appKey: string, req
   if (unknown.length > 0) return { status: 400, body: { code: 'INVALID_SYMBOL', symbols: unknown } };
   const limit = deps.state.symbolCeiling;
   if (SessionRegistry.symbolCountWith(session, request.symbols) > limit) {
-    return { status: 400, body: { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit } };
+    return { status: 400, body: { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: deps.state.statedCeiling } };
   }
   SessionRegistry.subscribe(session, request.symbols, request.kinds);
   session.silenced = false;

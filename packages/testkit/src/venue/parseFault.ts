@@ -4,7 +4,7 @@ import type { VenueRateLimit } from './TokenBucket.js';
 export type VenueSimFault =
   | { fault: 'dropSession' | 'crashSocket' | 'silence'; sessionId: string }
   | { fault: 'setUnknownSymbols'; symbols: string[] }
-  | { fault: 'setSymbolCeiling'; limit: number }
+  | { fault: 'setSymbolCeiling'; limit: number; stated?: number }
   | { fault: 'setResponseDelay'; ms: number; op?: 'subscribe' | 'unsubscribe' }
   | { fault: 'setConnackDelay'; ms: number }
   | { fault: 'failNextCalls'; count: number; status?: number }
@@ -44,9 +44,10 @@ export function parseFault(body: unknown): ParsedFault {
       return { ok: true, fault: { fault, symbols } };
     }
     case 'setSymbolCeiling': {
-      const { limit } = body;
+      const { limit, stated } = body;
       if (!isCount(limit, 0)) return refuse('limit', 'limit must be an integer >= 0');
-      return { ok: true, fault: { fault, limit } };
+      if (stated !== undefined && !isCount(stated, 0)) return refuse('stated', 'stated must be an integer >= 0 when given');
+      return { ok: true, fault: stated === undefined ? { fault, limit } : { fault, limit, stated } };
     }
     case 'setResponseDelay': {
       const { ms, op } = body;

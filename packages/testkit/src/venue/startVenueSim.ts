@@ -56,7 +56,8 @@ export interface VenueSim extends AsyncDisposable {
   /** Replaces the refused list; `[]` lists every well-formed symbol again ("listed later"). */
   setUnknownSymbols(symbols: readonly string[]): void;
   /** Applies to later subscribes; sessions already above it keep what they hold. */
-  setSymbolCeiling(limit: number): void;
+  /** `stated`: the limit its refusals name, when the venue enforces less than it says (default: the real one). */
+  setSymbolCeiling(limit: number, stated?: number): void;
   /** Delays later market-data answers (both operations, or just `op`); the venue acts at the end of the delay. */
   setResponseDelay(ms: number, op?: 'subscribe' | 'unsubscribe'): void;
   /** Delays the CONNACK of later CONNECTs. */
@@ -124,7 +125,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
         state.setUnknownSymbols(fault.symbols);
         return {};
       case 'setSymbolCeiling':
-        state.setSymbolCeiling(fault.limit);
+        state.setSymbolCeiling(fault.limit, fault.stated);
         return {};
       case 'setResponseDelay':
         state.setResponseDelay(fault.ms, fault.op);
@@ -187,7 +188,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
     crashSocket,
     silence,
     setUnknownSymbols: (symbols) => state.setUnknownSymbols(symbols),
-    setSymbolCeiling: (limit) => state.setSymbolCeiling(limit),
+    setSymbolCeiling: (limit, stated) => state.setSymbolCeiling(limit, stated),
     setResponseDelay: (ms, op) => state.setResponseDelay(ms, op),
     setConnackDelay: (ms) => state.setConnackDelay(ms),
     failNextCalls: (count, status) => state.failNextCalls(count, status),
