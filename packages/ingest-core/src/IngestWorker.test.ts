@@ -118,4 +118,65 @@ describe('IngestWorker', () => {
     await f.workers[0]?.tick();
     expect(f.adapters[0]?.starts).toBe(0);
   });
+
+  it('retries a failed key when the adapter says, without growing the backoff', async () => {
+    let clock = 0;
+    const now = () => clock;
+    const writer = new MemoryStreamWriter();
+    const leases = new MemoryLeaseStore(writer, now);
+    const demand = new MemoryDemandSource();
+    let starts = 0;
+    const adapter: UpstreamAdapter = {
+      kind: 'elsewhere',
+      start: () => {
+        starts += 1;
+        const error = { code: 'upstream_unavailable' as const, retryable: true as const, message: 'served elsewhere' };
+        return { ended: Promise.resolve<RunEnd>({ reason: 'failed', error, retryAfterMs: 700 }), stop: () => Promise.resolve() };
+      },
+    };
+    const worker = new IngestWorker({ workerId: 'w', adapters: new Map([['k', adapter]]), demand, leases, writer, leaseTtlMs: 3_000, tickMs: 100, graceMs: 5_000, log: silent, now });
+    demand.keys.add('k');
+    const startsAt: number[] = [];
+    for (let t = 0; t <= 5_000; t += 100) {
+      clock = t;
+      const before = starts;
+      await worker.tick();
+      await Promise.resolve();
+      if (starts > before) startsAt.push(t);
+    }
+    // One start every 700 ms (the next tick after it), ten times in 5 s: a growing backoff would manage three or four.
+    expect(startsAt.length).toBeGreaterThanOrEqual(7);
+    const gaps = startsAt.slice(1).map((t, i) => t - (startsAt[i] ?? 0));
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(800);
+  });
+
+  it('renews what it owns before taking anything new in the same pass', async () => {
+    let clock = 0;
+    const now = () => clock;
+    const writer = new MemoryStreamWriter();
+    const base = new MemoryLeaseStore(writer, now);
+    const order: string[] = [];
+    const leases = {
+      acquire: (key: string, owner: string, ttl: number) => {
+        order.push(`acquire ${key}`);
+        return base.acquire(key, owner, ttl);
+      },
+      renew: (lease: { key: string; token: number }, owner: string, ttl: number) => {
+        order.push(`renew ${lease.key}`);
+        return base.renew(lease, owner, ttl);
+      },
+      release: (lease: { key: string; token: number }, owner: string) => base.release(lease, owner),
+    };
+    const demand = new MemoryDemandSource();
+    const adapters = new Map(['a', 'b', 'c'].map((k) => [k, new CountingAdapter()]));
+    const worker = new IngestWorker({ workerId: 'w', adapters, demand, leases, writer, leaseTtlMs: 3_000, tickMs: 1_000, graceMs: 5_000, log: silent, now });
+    demand.keys.add('c');
+    await worker.tick();
+    demand.keys.add('a');
+    demand.keys.add('b');
+    order.length = 0;
+    clock = 1_000;
+    await worker.tick();
+    expect(order).toEqual(['renew c', 'acquire a', 'acquire b']);
+  });
 });

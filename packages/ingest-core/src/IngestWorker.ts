@@ -85,20 +85,27 @@ export class IngestWorker {
       this.options.events?.demandError?.(error);
       log.warn({ err: errorMessage(error) }, 'demand read failed');
     }
-    for (const key of adapters.keys()) {
-      if (this.closed) return;
+    // Renewals first, all at once: a lease taken early in a long pass of acquisitions must not
+    // wait behind them for its renewal (30 keys taken one by one under load outlived a 1.5 s TTL).
+    const keep: Promise<void>[] = [];
+    for (const [key, owned] of this.owned) {
       const last = this.lastDemandAt.get(key);
       const wanted = last !== undefined && now - last <= this.options.graceMs;
-      const owned = this.owned.get(key);
-      try {
-        if (owned !== undefined) {
+      keep.push(
+        (async () => {
           if (!wanted) await this.giveUp(key, owned, 'released');
           else if (!(await this.options.leases.renew(owned.lease, this.options.workerId, this.options.leaseTtlMs))) {
             await this.giveUp(key, owned, 'renew_lost');
           }
-        } else if (wanted && last === now) {
-          await this.tryTake(key);
-        }
+        })().catch((error: unknown) => log.warn({ key, err: errorMessage(error) }, 'lease operation failed')),
+      );
+    }
+    await Promise.all(keep);
+    for (const key of adapters.keys()) {
+      if (this.closed) return;
+      if (this.owned.has(key) || this.lastDemandAt.get(key) !== now) continue;
+      try {
+        await this.tryTake(key);
       } catch (error) {
         log.warn({ key, err: errorMessage(error) }, 'lease operation failed');
       }
@@ -150,7 +157,11 @@ export class IngestWorker {
       this.options.events?.leaseChanged?.(key, 'fenced');
       return;
     }
-    if (end.reason === 'failed') {
+    if (end.reason === 'failed' && end.retryAfterMs !== undefined) {
+      // The adapter knows when trying again makes sense (e.g. another worker serves the upstream
+      // until its lease lapses): no growing backoff, which would slow the eventual take-over.
+      this.retry.set(key, { at: this.now() + end.retryAfterMs, attempt: this.retry.get(key)?.attempt ?? 0 });
+    } else if (end.reason === 'failed') {
       const attempt = (this.retry.get(key)?.attempt ?? 0) + 1;
       this.retry.set(key, { at: this.now() + backoffDelay(attempt, 500, 30_000), attempt });
     } else {

@@ -19,7 +19,8 @@ export type RunEnd =
   | { reason: 'fenced' }
   /** The adapter wrote an explicit stream error and will not continue without an operator. */
   | { reason: 'halted'; message: string }
-  | { reason: 'failed'; error: IngestError };
+  /** `retryAfterMs`: when to try this key again, instead of the worker's growing backoff. */
+  | { reason: 'failed'; error: IngestError; retryAfterMs?: number };
 
 export interface AdapterRun {
   /** Ends the upstream subscription; resolves once nothing more will be written. */

@@ -127,7 +127,11 @@ describe('VenueAdapter', () => {
     await waitFor(() => sim.sessions().some((s) => s.subscribed.some((x) => x.symbol === 'S000')), { timeoutMs: 5_000, message: 'S000 never subscribed at the venue' });
 
     const { run } = await b.start('S001');
-    expect(await ended(run)).toEqual({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: expect.stringContaining('another worker') as unknown } });
+    const end = await ended(run);
+    expect(end).toMatchObject({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: expect.stringContaining('another worker') as unknown } });
+    // A steady retry around a third of the lease TTL, not the worker's growing backoff.
+    const retryAfterMs = end.reason === 'failed' ? (end.retryAfterMs ?? -1) : -1;
+    expect(retryAfterMs).toBeGreaterThan(0);
     expect(b.adapter.activeFeed).toBeUndefined();
     // Only A's sessions exist at the venue, and S001 was never asked for.
     expect(sim.sessions()).toHaveLength(1);

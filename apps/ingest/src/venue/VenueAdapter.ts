@@ -101,7 +101,14 @@ export class VenueAdapter implements UpstreamAdapter {
       return;
     }
     if (feed === undefined) {
-      return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: `venue ${this.options.venue} is served by another worker (its session lease is held)` } });
+      // Try again about when a dead holder's lease would have lapsed, at a steady pace: a growing
+      // backoff here would make the eventual take-over wait up to the worker's 30 s cap.
+      const retryAfterMs = Math.round((this.options.leaseTtlMs / 3) * (0.5 + Math.random()));
+      return run.finish({
+        reason: 'failed',
+        error: { code: 'upstream_unavailable', retryable: true, message: `venue ${this.options.venue} is served by another worker (its session lease is held)` },
+        retryAfterMs,
+      });
     }
     // The new run takes the symbol before the old one finishes, so the old one's release sees it
     // still wanted and does not unsubscribe it at the venue only to subscribe it again.
