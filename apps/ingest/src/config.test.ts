@@ -53,7 +53,7 @@ describe('parseIngestConfig', () => {
     [withVenue({ symbols: ['AAPL', 'AAPL'] }), /INGEST_TOPOLOGY\.venues\.sim\.symbols: symbols must be unique/],
     [withVenue({ kinds: ['quote'], declaredKinds: ['tick'] }), /INGEST_TOPOLOGY\.venues\.sim\.declaredKinds: declares "tick"/],
     [withVenue({ reassertIntervalMs: 10 }), /INGEST_TOPOLOGY\.venues\.sim\.reassertIntervalMs: /],
-    [{ INGEST_TOPOLOGY: JSON.stringify({ venues: { 'Bad Name': venue } }) }, /INGEST_TOPOLOGY\.venues\.Bad Name: /],
+    [{ INGEST_TOPOLOGY: JSON.stringify({ venues: { 'Bad Name': venue } }) }, /INGEST_TOPOLOGY\.venues\.Bad Name: a venue name is 1–32 lowercase/],
   ])('refuses %o naming the variable or field', (over, message) => {
     expect(() => parseIngestConfig(env(over))).toThrow(ConfigError);
     expect(() => parseIngestConfig(env(over))).toThrow(message);

@@ -49,7 +49,7 @@ export const ingestTopologySchema = z
   .object({
     chains: z.record(z.string().min(1), chainSchema).default({}),
     streams: z.array(streamSpecSchema).default([]),
-    venues: z.record(z.string().regex(/^[a-z0-9_-]{1,32}$/, 'lowercase letters, digits, _ and - only'), venueSchema).default({}),
+    venues: z.record(z.string(), venueSchema).default({}),
   })
   .superRefine((t, ctx) => {
     if (t.streams.length === 0 && Object.keys(t.venues).length === 0) {
@@ -64,6 +64,9 @@ export const ingestTopologySchema = z
       }
     });
     for (const [name, venue] of Object.entries(t.venues)) {
+      if (!/^[a-z0-9_-]{1,32}$/.test(name)) {
+        ctx.addIssue({ code: 'custom', path: ['venues', name], message: 'a venue name is 1–32 lowercase letters, digits, _ or - (it names its streams)' });
+      }
       const { prefix, control } = venueStreams(name, venue);
       for (const key of [control, ...venue.symbols.map((s) => prefix + s)]) {
         if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['venues', name], message: `stream ${key} is configured twice` });

@@ -13,7 +13,7 @@ try {
 }
 const log = pino({ name: 'ingest', level: config.LOG_LEVEL });
 const ingest = await createIngest(config, log);
-log.info({ port: ingest.port, worker: config.INGEST_WORKER_ID, streams: config.topology.streams.length }, 'listening');
+log.info({ port: ingest.port, worker: config.INGEST_WORKER_ID, streams: config.topology.streams.length, venues: Object.keys(config.topology.venues) }, 'listening');
 
 let stopping = false;
 const stop = (signal: NodeJS.Signals): void => {
