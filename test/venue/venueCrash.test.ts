@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { waitFor, withDeadline } from '@streamgate/testkit';
-import { startVenueHarness, symbols } from '../support/venueHarness.js';
+import { seqBreaks, startVenueHarness, symbols } from '../support/venueHarness.js';
 
 type Holdings = Map<string, string[]>;
 const holdings = (sessions: { id: string; connected: boolean; subscribed: { symbol: string }[] }[]): Holdings =>
@@ -9,7 +9,7 @@ const holdings = (sessions: { id: string; connected: boolean; subscribed: { symb
 describe('venue session crash', () => {
   it('a socket crash on one session leaves the other sessions and their coverage untouched', async () => {
     // No re-assert ticks: any HTTP call during the test is one the crash caused.
-    await using h = await startVenueHarness({ feed: { reassertIntervalMs: 600_000 } });
+    await using h = await startVenueHarness({ redis: true, feed: { reassertIntervalMs: 600_000 } });
     const wanted = symbols(250);
     expect(await h.feed.subscribe(wanted)).toEqual({ ok: true });
     await waitFor(() => h.feed.covered().size === 250, { timeoutMs: 10_000, message: '250 covered' });
@@ -42,6 +42,21 @@ describe('venue session crash', () => {
     // Recently delivered: every one of the others' symbols streamed right through the crash.
     const recent = h.symbolsSeenSince(crashedAt);
     expect(otherSymbols.every((s) => recent.has(s))).toBe(true);
+    // Stop the venue so the writes in flight drain and the streams can be read back whole.
+    await h.sim.close();
+    // And in their Redis streams, written the way ingest writes them: every kind's venue
+    // sequence steps by exactly one through the crash — nothing lost, nothing twice.
+    await waitFor(async () => (await h.streamEntries(otherSymbols[0] ?? '')).length > 0, { timeoutMs: 5_000, message: 'entries written' });
+    for (const symbol of otherSymbols) expect(seqBreaks(await h.streamEntries(symbol)), symbol).toEqual([]);
+    // The crashed session's symbols missed what was published while it was down, but never twice.
+    for (const symbol of before.get(crashed) ?? []) {
+      const backwards = seqBreaks(await h.streamEntries(symbol)).filter((b) => {
+        const [from = 0, to = 0] = (b.split(': ')[1] ?? '').split(' → ').map(Number);
+        return to <= from;
+      });
+      expect(backwards, symbol).toEqual([]);
+    }
+    expect(h.sinkErrors).toEqual([]);
   });
 
   it('a crash inside one session’s handling reopens just that session on a fresh id and answers its waiting callers', async () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '@streamgate/testkit';
-import { startVenueHarness, symbols } from '../support/venueHarness.js';
+import { seqBreaks, startVenueHarness, symbols } from '../support/venueHarness.js';
 
 describe('venue session dropped by the broker', () => {
   it('reconnects, replays the whole list for that session, and coverage returns', async () => {
     // Re-assert ticks far apart: recovery must come from the reconnect replay itself.
-    await using h = await startVenueHarness({ feed: { reassertIntervalMs: 600_000 } });
+    await using h = await startVenueHarness({ redis: true, feed: { reassertIntervalMs: 600_000 } });
     const wanted = symbols(150);
     expect(await h.feed.subscribe(wanted)).toEqual({ ok: true });
     await waitFor(() => h.feed.covered().size === 150, { timeoutMs: 10_000, message: '150 symbols covered' });
@@ -26,5 +26,21 @@ describe('venue session dropped by the broker', () => {
     await waitFor(() => h.feed.covered().size === 150, { timeoutMs: 10_000, message: 'coverage back to 150' });
     const replays = h.sim.calls().filter((c) => c.sessionId === first.id && c.op === 'subscribe' && c.status === 200);
     expect(replays.at(-1)?.symbols.slice().sort()).toEqual(list);
+
+    // In Redis, written as ingest writes: the other session's streams never skipped a sequence;
+    // the dropped session's resumed after the replay and never went back or repeated.
+    await h.sim.close();
+    const others = wanted.filter((s) => !list.includes(s));
+    for (const symbol of others) expect(seqBreaks(await h.streamEntries(symbol)), symbol).toEqual([]);
+    for (const symbol of list) {
+      const entries = await h.streamEntries(symbol);
+      expect(entries.length, symbol).toBeGreaterThan(0);
+      const backwards = seqBreaks(entries).filter((b) => {
+        const [from = 0, to = 0] = (b.split(': ')[1] ?? '').split(' → ').map(Number);
+        return to <= from;
+      });
+      expect(backwards, symbol).toEqual([]);
+    }
+    expect(h.sinkErrors).toEqual([]);
   });
 });

@@ -10,3 +10,4 @@ export { RateLimiter } from './venue/RateLimiter.js';
 export { VenueHttpClient } from './venue/VenueHttpClient.js';
 export { planShards } from './venue/planShards.js';
 export type { VenueKind, VenuePayload } from './venue/venueSchemas.js';
+export { SymbolWriter } from './venue/SymbolWriter.js';
