@@ -36,7 +36,8 @@ describe('venue re-assert under a contended rate limiter', () => {
         message: 'the quiet session is re-asserted despite the contended limiter',
       });
       expect(contenderTokens).toBeGreaterThan(0);
-      const recovery = h.sim.calls().find((c) => c.sessionId === quiet.id && c.op === 'subscribe' && c.receivedAt > silencedAt);
+      // The call that woke it was answered after the silence (it may have arrived just before).
+      const recovery = h.sim.calls().find((c) => c.sessionId === quiet.id && c.op === 'subscribe' && (c.answeredAt ?? 0) >= silencedAt);
       expect(recovery?.status).toBe(200);
       expect(failed).toEqual([]);
       expect(h.notices.filter((n) => n.type === 'reassert_failing')).toEqual([]);
