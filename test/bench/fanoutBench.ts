@@ -138,24 +138,30 @@ export const KNEE_BRACKET = 1.12;
 /** Time kept after the bisection for the fixed-rate and half-knee steps (a failing step can take ~5 s). */
 const AFTER_KNEE_RESERVE_MS = 10_000;
 
+/** What the knee search needs of a step. */
+export interface KneeStep {
+  readonly rate: number;
+  readonly pass: boolean;
+}
+
 /**
- * Steps the offered rate up (doubling) until a step fails, bisects between the last pass and the
- * first failure until they are within KNEE_BRACKET of each other (or `refineUntil` comes), then
- * measures the fixed rate and half the knee.
+ * Steps the offered rate up (doubling from `firstRate`, at most `maxSteps`) until a step fails
+ * (if the first fails, halves down to firstRate/16 until one passes), then bisects between the
+ * last pass and the first failure until they are within KNEE_BRACKET of each other, or until
+ * `refineUntil` (ms since the epoch) less the reserve for the steps after the knee has come.
  */
-export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: number): Promise<FanoutResult> {
-  const steps: StepResult[] = [];
-  const run = async (rate: number): Promise<StepResult> => {
-    const found = steps.find((s) => Math.abs(s.rate - rate) / rate < 0.01);
-    if (found !== undefined) return found;
-    const step = await runStep(d, w, rate);
-    steps.push(step);
-    return step;
-  };
-  let knee: StepResult | null = null;
-  let kneeFail: StepResult | null = null;
-  let rate = d.scale.firstRate;
-  for (let i = 0; i < d.scale.maxSteps; i++) {
+export async function searchKnee<S extends KneeStep>(
+  run: (rate: number) => Promise<S>,
+  firstRate: number,
+  maxSteps: number,
+  refineUntil: number | undefined,
+  log: (line: string) => void,
+  now: () => number = Date.now,
+): Promise<{ knee: S | null; kneeFail: S | null }> {
+  let knee: S | null = null;
+  let kneeFail: S | null = null;
+  let rate = firstRate;
+  for (let i = 0; i < maxSteps; i++) {
     const step = await run(rate);
     if (!step.pass) {
       kneeFail = step;
@@ -166,17 +172,16 @@ export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: 
   }
   if (knee === null) {
     // Even the first step failed: look below it.
-    for (let r = d.scale.firstRate / 2; r >= d.scale.firstRate / 16 && knee === null; r /= 2) {
+    for (let r = firstRate / 2; r >= firstRate / 16 && knee === null; r /= 2) {
       const step = await run(r);
       if (step.pass) knee = step;
       else kneeFail = step;
     }
   }
   if (knee !== null && kneeFail !== null) {
-    const kneeIsPast = (): boolean => d.refineUntil !== undefined && Date.now() > d.refineUntil - AFTER_KNEE_RESERVE_MS;
     while (kneeFail.rate / knee.rate > KNEE_BRACKET) {
-      if (kneeIsPast()) {
-        d.log(`    time budget: knee left between ${fmtRate(knee.rate)} and ${fmtRate(kneeFail.rate)}`);
+      if (refineUntil !== undefined && now() > refineUntil - AFTER_KNEE_RESERVE_MS) {
+        log(`    time budget: knee left between ${fmtRate(knee.rate)} and ${fmtRate(kneeFail.rate)}`);
         break;
       }
       const between = await run(Math.round(Math.sqrt(knee.rate * kneeFail.rate)));
@@ -184,6 +189,20 @@ export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: 
       else kneeFail = between;
     }
   }
+  return { knee, kneeFail: knee === null ? null : kneeFail };
+}
+
+/** Finds the knee (searchKnee), then measures the fixed rate and half the knee. */
+export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: number): Promise<FanoutResult> {
+  const steps: StepResult[] = [];
+  const run = async (rate: number): Promise<StepResult> => {
+    const found = steps.find((s) => Math.abs(s.rate - rate) / rate < 0.01);
+    if (found !== undefined) return found;
+    const step = await runStep(d, w, rate);
+    steps.push(step);
+    return step;
+  };
+  const { knee, kneeFail } = await searchKnee(run, d.scale.firstRate, d.scale.maxSteps, d.refineUntil, d.log);
   const fixed = await run(d.scale.fixedRate);
   const halfKnee = knee === null ? null : await run(Math.round(knee.rate / 2));
   return {
@@ -192,7 +211,7 @@ export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: 
     openFailed,
     steps,
     knee,
-    kneeFail: knee === null ? null : kneeFail,
+    kneeFail,
     kneeIsLowerBound: knee !== null && kneeFail === null,
     clientBound: knee === null ? null : knee.serverCpu < 0.9,
     halfKnee,
