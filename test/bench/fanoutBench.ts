@@ -27,6 +27,8 @@ export interface StepResult {
    */
   readonly serverUsPerDelivery: number;
   readonly pass: boolean;
+  /** Wall time the step took, settling after a failure included (absent in runs before it was recorded). */
+  readonly durationMs?: number;
 }
 
 export interface FanoutResult {
@@ -35,6 +37,11 @@ export interface FanoutResult {
   readonly openFailed: number;
   readonly steps: StepResult[];
   readonly knee: StepResult | null;
+  /**
+   * The lowest failing rate above the knee: the knee lies in [knee, kneeFail). Absent in runs
+   * before it was recorded (see kneeBracket, which derives it from the steps).
+   */
+  readonly kneeFail?: StepResult | null;
   /** Every step passed: the knee is at least this. */
   readonly kneeIsLowerBound: boolean;
   /** The server used less than 90% of a core at the knee: the load generator (or Redis) limited it. */
@@ -51,6 +58,11 @@ export interface StepDeps {
   readonly redisPid: number | null;
   readonly scale: Scale;
   readonly log: (line: string) => void;
+  /**
+   * Bisecting the knee stops once this time (ms since the epoch) is near, keeping time for the
+   * fixed-rate and half-knee steps; the bracket is then wider and says so.
+   */
+  readonly refineUntil?: number;
 }
 
 const P99_LIMIT_MS = 100;
@@ -59,6 +71,7 @@ const DELIVERED_MIN = 0.999;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<StepResult> {
+  const stepStart = Date.now();
   const eventsPerSecond = rate / w.perStream;
   const startMs = nowMs() + 50;
   // Intended times travel rounded to a microsecond: a millisecond of slack keeps the first event in.
@@ -101,7 +114,7 @@ async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<St
       `server ${(result.serverCpu * 100).toFixed(0)}% redis ${(result.redisCpu * 100).toFixed(0)}% load ${(result.loadCpu * 100).toFixed(0)}% ${result.pass ? 'pass' : 'FAIL'}`,
   );
   if (!result.pass) await settle(d);
-  return result;
+  return { ...result, durationMs: Date.now() - stepStart };
 }
 
 /** After an overloaded step, waits until the backlog has drained so it does not weigh on the next. */
@@ -116,7 +129,70 @@ async function settle(d: StepDeps): Promise<void> {
   }
 }
 
-/** Steps the offered rate up (doubling) until a step fails, refines once, then measures half the knee. */
+/**
+ * The knee is bisected (geometric midpoint) until the first failing rate is at most this factor
+ * above the last passing one: three midpoints after a doubling (2 → 1.41 → 1.19 → 1.09).
+ */
+export const KNEE_BRACKET = 1.12;
+
+/** Time kept after the bisection for the fixed-rate and half-knee steps (a failing step can take ~5 s). */
+const AFTER_KNEE_RESERVE_MS = 10_000;
+
+/** What the knee search needs of a step. */
+export interface KneeStep {
+  readonly rate: number;
+  readonly pass: boolean;
+}
+
+/**
+ * Steps the offered rate up (doubling from `firstRate`, at most `maxSteps`) until a step fails
+ * (if the first fails, halves down to firstRate/16 until one passes), then bisects between the
+ * last pass and the first failure until they are within KNEE_BRACKET of each other, or until
+ * `refineUntil` (ms since the epoch) less the reserve for the steps after the knee has come.
+ */
+export async function searchKnee<S extends KneeStep>(
+  run: (rate: number) => Promise<S>,
+  firstRate: number,
+  maxSteps: number,
+  refineUntil: number | undefined,
+  log: (line: string) => void,
+  now: () => number = Date.now,
+): Promise<{ knee: S | null; kneeFail: S | null }> {
+  let knee: S | null = null;
+  let kneeFail: S | null = null;
+  let rate = firstRate;
+  for (let i = 0; i < maxSteps; i++) {
+    const step = await run(rate);
+    if (!step.pass) {
+      kneeFail = step;
+      break;
+    }
+    knee = step;
+    rate *= 2;
+  }
+  if (knee === null) {
+    // Even the first step failed: look below it.
+    for (let r = firstRate / 2; r >= firstRate / 16 && knee === null; r /= 2) {
+      const step = await run(r);
+      if (step.pass) knee = step;
+      else kneeFail = step;
+    }
+  }
+  if (knee !== null && kneeFail !== null) {
+    while (kneeFail.rate / knee.rate > KNEE_BRACKET) {
+      if (refineUntil !== undefined && now() > refineUntil - AFTER_KNEE_RESERVE_MS) {
+        log(`    time budget: knee left between ${fmtRate(knee.rate)} and ${fmtRate(kneeFail.rate)}`);
+        break;
+      }
+      const between = await run(Math.round(Math.sqrt(knee.rate * kneeFail.rate)));
+      if (between.pass) knee = between;
+      else kneeFail = between;
+    }
+  }
+  return { knee, kneeFail: knee === null ? null : kneeFail };
+}
+
+/** Finds the knee (searchKnee), then measures the fixed rate and half the knee. */
 export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: number): Promise<FanoutResult> {
   const steps: StepResult[] = [];
   const run = async (rate: number): Promise<StepResult> => {
@@ -126,28 +202,7 @@ export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: 
     steps.push(step);
     return step;
   };
-  let knee: StepResult | null = null;
-  let rate = d.scale.firstRate;
-  let failed = false;
-  for (let i = 0; i < d.scale.maxSteps; i++) {
-    const step = await run(rate);
-    if (!step.pass) {
-      failed = true;
-      break;
-    }
-    knee = step;
-    rate *= 2;
-  }
-  if (knee === null) {
-    // Even the first step failed: look below it.
-    for (let r = d.scale.firstRate / 2; r >= d.scale.firstRate / 16 && knee === null; r /= 2) {
-      const step = await run(r);
-      if (step.pass) knee = step;
-    }
-  } else if (failed) {
-    const between = await run(Math.round(knee.rate * Math.SQRT2));
-    if (between.pass) knee = between;
-  }
+  const { knee, kneeFail } = await searchKnee(run, d.scale.firstRate, d.scale.maxSteps, d.refineUntil, d.log);
   const fixed = await run(d.scale.fixedRate);
   const halfKnee = knee === null ? null : await run(Math.round(knee.rate / 2));
   return {
@@ -156,15 +211,28 @@ export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: 
     openFailed,
     steps,
     knee,
-    kneeIsLowerBound: knee !== null && !failed,
+    kneeFail,
+    kneeIsLowerBound: knee !== null && kneeFail === null,
     clientBound: knee === null ? null : knee.serverCpu < 0.9,
     halfKnee,
     fixed,
   };
 }
 
+/**
+ * The knee as a bracket [pass, fail): `fail` is the lowest failing rate above the knee, null when
+ * every step up to the last passed. Derived from the steps for runs that did not record it.
+ */
+export function kneeBracket(r: FanoutResult): { pass: number; fail: number | null } | null {
+  if (r.knee === null) return null;
+  if (r.kneeFail !== undefined) return { pass: r.knee.rate, fail: r.kneeFail?.rate ?? null };
+  const above = r.steps.filter((s) => !s.pass && s.rate > (r.knee?.rate ?? Infinity)).map((s) => s.rate);
+  return { pass: r.knee.rate, fail: above.length === 0 ? null : Math.min(...above) };
+}
+
 export function fmtRate(n: number): string {
   if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(0)}k`;
+  if (n >= 1e4) return `${(n / 1e3).toFixed(0)}k`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
   return n.toFixed(0);
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FanoutResult, StepResult } from './fanoutBench.js';
-import { fmtRate } from './fanoutBench.js';
+import { fmtRate, kneeBracket } from './fanoutBench.js';
 import type { ServerKind } from './loadgen/protocols.js';
 import { SERVER_KINDS } from './loadgen/protocols.js';
 import type { MemoryResult } from './memoryBench.js';
@@ -27,16 +27,29 @@ export interface BenchResults {
 const LABEL: Record<ServerKind, string> = { relay: 'streamgate relay', socketio: 'Socket.IO 4 + redis-streams', wsrelay: 'ws + ioredis relay', uws: 'uWS publish (ceiling)' };
 const COLOR: Record<ServerKind, string> = { relay: '#2563eb', socketio: '#dc2626', wsrelay: '#d97706', uws: '#6b7280' };
 
+/** `pass–fail`: the highest passing rate, and the lowest failing one above it (the knee lies between). */
 function kneeCell(r: FanoutResult | undefined): string {
   if (r === undefined) return '—';
-  if (r.knee === null) return `< ${fmtRate(r.steps.reduce((m, s) => Math.min(m, s.rate), Infinity))}`;
+  const b = r.knee === null ? null : kneeBracket(r);
+  if (r.knee === null || b === null) return `< ${fmtRate(r.steps.reduce((m, s) => Math.min(m, s.rate), Infinity))}`;
   const cpu = `${(r.knee.serverCpu * 100).toFixed(0)}% cpu`;
-  return `${r.kneeIsLowerBound ? '≥ ' : ''}${fmtRate(r.knee.rate)}${r.clientBound === true ? ' †' : ''} (${cpu})`;
+  const rates = b.fail === null ? `≥ ${fmtRate(b.pass)}` : `${fmtRate(b.pass)}–${fmtRate(b.fail)}`;
+  return `${rates}${r.clientBound === true ? ' †' : ''} (${cpu})`;
 }
 
-function ratio(a: StepResult | null | undefined, b: StepResult | null | undefined): string {
-  if (a === null || a === undefined || b === null || b === undefined) return '—';
-  return `${(a.rate / b.rate).toFixed(2)}×`;
+/**
+ * Ratio of two knees, with the range their brackets allow: a's pass over b's fail up to a's fail
+ * over b's pass (open-ended when a bracket has no failing side).
+ */
+function ratio(a: FanoutResult | undefined, b: FanoutResult | undefined): string {
+  if (a?.knee == null || b?.knee == null) return '—';
+  const ba = kneeBracket(a);
+  const bb = kneeBracket(b);
+  const point = `${(a.knee.rate / b.knee.rate).toFixed(2)}×`;
+  if (ba === null || bb === null) return point;
+  const low = bb.fail === null ? '?' : (ba.pass / bb.fail).toFixed(2);
+  const high = ba.fail === null ? '?' : (ba.fail / bb.pass).toFixed(2);
+  return `${point} (${low}–${high})`;
 }
 
 function latencyCell(s: StepResult | null | undefined): string {
@@ -53,12 +66,12 @@ export function renderMarkdown(r: BenchResults): string {
   lines.push(`Run ${r.startedAt}, scale \`${r.scale}\`, ${r.durationS.toFixed(0)} s; ${r.machine.cores} cores (${r.machine.model}), Node ${r.machine.node}; ` +
     `load average ${r.machine.loadAverageAtStart.toFixed(2)} at start, ${r.machine.loadAverageAtEnd.toFixed(2)} at end.`);
   lines.push('');
-  lines.push('**Deliveries/s at the knee** (highest offered rate with p99 < 100 ms and ≥ 99.9% delivered; server CPU at that step, 100% = one core; † = client-bound: the server used < 90% of a core)');
+  lines.push('**Deliveries/s at the knee** (highest offered rate with p99 < 100 ms and ≥ 99.9% delivered – lowest failing rate above it: the knee lies between; server CPU at the passing step, 100% = one core; † = client-bound: the server used < 90% of a core; ratios: of the passing rates, in brackets the range the two brackets allow)');
   lines.push('');
   lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay ÷ Socket.IO | relay ÷ uWS |`);
   lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
   for (const w of workloads) {
-    lines.push(`| ${w} | ${kinds.map((k) => kneeCell(fan(k, w))).join(' | ')} | ${ratio(fan('relay', w)?.knee, fan('socketio', w)?.knee)} | ${ratio(fan('relay', w)?.knee, fan('uws', w)?.knee)} |`);
+    lines.push(`| ${w} | ${kinds.map((k) => kneeCell(fan(k, w))).join(' | ')} | ${ratio(fan('relay', w), fan('socketio', w))} | ${ratio(fan('relay', w), fan('uws', w))} |`);
   }
   lines.push('');
   lines.push(`**Latency p50 / p99 (ms) at a fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**, measured from each event's intended send time; and the relay's at half its knee`);

@@ -27,6 +27,14 @@ import type { StormResult } from './stormBench.js';
 const AUDIENCE = 'streamgate-bench';
 const ISSUER = 'streamgate-bench';
 const RUN_BUDGET_MS = 15 * 60_000;
+/**
+ * Time kept for each server still to come: a full server (fan-out with its knee bisected, memory,
+ * storm) took about 115–185 s on the 2-core machine. A server may use the slack the servers before
+ * it left, never this reserve of the ones after it.
+ */
+const SERVER_RESERVE_MS = 150_000;
+/** Time kept for each fan-out workload still to come when deciding whether to bisect a knee further. */
+const WORKLOAD_RESERVE_MS = 20_000;
 
 const startedAt = Date.now();
 const log = (line: string): void => {
@@ -75,8 +83,8 @@ async function main(): Promise<void> {
   const fleet = LoadFleet.start(scale.workers);
   try {
     for (const [i, kind] of options.servers.entries()) {
-      // Each server gets an equal share of what is left of the budget, so none is starved by another.
-      const deadline = Date.now() + (startedAt + RUN_BUDGET_MS - Date.now()) / (options.servers.length - i);
+      // Each server may use what is left of the budget but the reserve of those after it, so none is starved by another.
+      const deadline = startedAt + RUN_BUDGET_MS - (options.servers.length - i - 1) * SERVER_RESERVE_MS;
       results.servers[kind] = await benchServer(kind, options.parts, scale, key, jwksFile, fleet, options.profileDir, results, deadline);
     }
   } finally {
@@ -112,9 +120,12 @@ async function benchServer(
       // One fresh process for all fan-out workloads of a server; each workload has its own streams.
       await withServer(kind, ctx, redis, async (server) => {
         if (kind === 'socketio') results.socketioDefaults = socketioDefaults(server.listeningLine);
+        // Keep time for the memory waves and the storm, which come after.
+        const reserveMs = (parts.has('memory') ? 25_000 : 0) + (parts.has('storm') ? 45_000 : 0);
         for (const [i, w] of scale.fanout.entries()) {
-          // Keep time for the memory waves and the storm, which come after.
-          if (overBudget(w.name, (parts.has('memory') ? 25_000 : 0) + (parts.has('storm') ? 45_000 : 0))) break;
+          if (overBudget(w.name, reserveMs)) break;
+          // A workload bisects its knee only while that leaves the reserve of the workloads after it.
+          const refineUntil = deadline - reserveMs - (scale.fanout.length - i - 1) * WORKLOAD_RESERVE_MS;
           log(`${kind}: ${w.name}`);
           const streams = Array.from({ length: w.streams }, (_, s) => `bench:w${i}:${s}`);
           const tokens = kind === 'relay' ? await mintTokens(key, redis.url, streams) : [];
@@ -123,7 +134,7 @@ async function benchServer(
           log(`  ${opened.ready} clients subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
           const publisher = await createPublisher(kind, redis.url, server.port);
           try {
-            const deps = { fleet, publisher, state: publishState(streams), serverPid: server.pid, redisPid: redisPid(kind, redis), scale, log };
+            const deps = { fleet, publisher, state: publishState(streams), serverPid: server.pid, redisPid: redisPid(kind, redis), scale, log, refineUntil };
             out.fanout.push(await measureFanout(deps, w, opened.failed));
           } finally {
             await fleet.closeAll();

@@ -4,6 +4,7 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
 import { parseXread } from './parseReplies.js';
 import { backoffDelay } from './backoffDelay.js';
+import { BatchXread } from './BatchXread.js';
 
 export interface BatchReaderOptions {
   /** A connection of its own, created with `autoResendUnfulfilledCommands: false`. */
@@ -43,6 +44,9 @@ export function coalesceDelayMs(streams: number): number {
  */
 export class RedisBatchReader {
   private readonly cursors = new Map<StreamName, StreamId>();
+  /** The read, with the keys encoded once per change of the key set (`keysChanged`). */
+  private readonly xread: BatchXread;
+  private keysChanged = true;
   /** This connection's CLIENT ID; null until known, and again after every reconnect. */
   private clientId: number | null = null;
   private inFlight = false;
@@ -56,6 +60,7 @@ export class RedisBatchReader {
   private abortRead: ((error: Error) => void) | null = null;
 
   constructor(private readonly options: BatchReaderOptions) {
+    this.xread = new BatchXread(options.count, options.blockMs);
     options.connection.on('close', () => {
       this.clientId = null;
       this.abortRead?.(new Error('reader connection closed during XREAD'));
@@ -72,13 +77,15 @@ export class RedisBatchReader {
   }
 
   add(stream: StreamName, after: StreamId): void {
+    // A new key goes to the end of the map's order; an existing one keeps its place.
+    if (!this.cursors.has(stream)) this.keysChanged = true;
     this.cursors.set(stream, after);
     this.wake();
   }
 
   remove(stream: StreamName): void {
     // No wake: a stream nobody reads any more drops out of the next XREAD by itself.
-    this.cursors.delete(stream);
+    if (this.cursors.delete(stream)) this.keysChanged = true;
   }
 
   async close(): Promise<void> {
@@ -121,7 +128,7 @@ export class RedisBatchReader {
         this.idleWake = null;
         continue;
       }
-      let keys: StreamName[] = [];
+      let keys: readonly StreamName[] = [];
       try {
         // Learn the id before blocking: it is what CLIENT UNBLOCK needs to wake this read.
         if (this.clientId === null) this.clientId = Number(await this.options.connection.call('CLIENT', ['ID']));
@@ -129,13 +136,16 @@ export class RedisBatchReader {
         // was out would otherwise miss this read and wait out its whole block timeout.
         if (this.cursors.size === 0) continue;
         this.dirty = false;
-        keys = [...this.cursors.keys()];
-        // One array, built once per read: with a thousand streams the read's own cost is in its arguments.
-        const args: Array<string | number> = ['COUNT', this.options.count, 'BLOCK', this.options.blockMs, 'STREAMS', ...keys];
-        for (const id of this.cursors.values()) args.push(id);
+        // With a thousand streams the read's own cost is in its arguments: the keys are encoded
+        // again only when the set changed, in the map's order, which the ids below follow.
+        if (this.keysChanged) {
+          this.xread.setKeys([...this.cursors.keys()]);
+          this.keysChanged = false;
+        }
+        keys = this.xread.streams;
         this.inFlight = true;
         const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
-        const read = this.options.connection.call('XREAD', args);
+        const read = this.xread.send(this.options.connection, this.cursors.values());
         const reply = await Promise.race([read, lost]);
         this.abortRead = null;
         this.inFlight = false;
@@ -151,7 +161,7 @@ export class RedisBatchReader {
         this.options.onError(error as Error);
         if (error instanceof Error && /WRONGTYPE/.test(error.message)) {
           const dropped = await this.options.onWrongType(keys);
-          for (const key of dropped) this.cursors.delete(key);
+          for (const key of dropped) if (this.cursors.delete(key)) this.keysChanged = true;
           if (dropped.length > 0) continue;
         }
         this.failures++;
