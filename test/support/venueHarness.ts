@@ -50,7 +50,7 @@ export function symbols(count: number, from = 0, prefix = 'S'): string[] {
 /**
  * A simulated venue and a feed against it over real MQTT and HTTP, with timings short enough
  * that ticks, deadlines and TTLs happen within a test: a 400 ms re-assert tick, callers answered
- * by 2 s, coverage stale after 600 ms without a payload (the venue publishes every 50 ms).
+ * by 10 s (tests of slow answers shorten it), coverage stale after 600 ms without a payload (the venue publishes every 50 ms).
  */
 export async function startVenueHarness(options: VenueHarnessOptions = {}): Promise<VenueHarness> {
   const sim = await startVenueSim({ publishIntervalMs: 50, ...options.sim });
