@@ -75,8 +75,9 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       if (feed === undefined) {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'no such venue served by this worker right now' }));
       } else {
-        const byKind = Object.fromEntries(Object.entries(feed.coverageByKind()).map(([kind, set]) => [kind, [...set].sort()]));
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...feed.status(), coverage: [...feed.covered()].sort(), coverageByKind: byKind }));
+        const snapshot = feed.coverageSnapshot();
+        const byKind = Object.fromEntries(Object.entries(snapshot.byKind).map(([kind, set]) => [kind, [...set].sort()]));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...feed.status(), coverage: [...snapshot.covered].sort(), coverageByKind: byKind }));
       }
     } else if (path === '/metrics') {
       metrics.ownedStreams.set(worker.ownedKeys.length);

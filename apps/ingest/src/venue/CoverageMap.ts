@@ -38,10 +38,9 @@ export class CoverageMap {
     return out;
   }
 
-  /** The exact union of the declared kinds' coverage. */
-  covered(wanted: ReadonlySet<string>, now: number): Set<string> {
+  /** The exact union of the declared kinds' coverage (pass `byKind` when it was just computed). */
+  covered(wanted: ReadonlySet<string>, now: number, byKind = this.byKind(wanted, now)): Set<string> {
     const out = new Set<string>();
-    const byKind = this.byKind(wanted, now);
     for (const kind of this.kinds) for (const symbol of byKind[kind]) out.add(symbol);
     return out;
   }

@@ -111,6 +111,13 @@ export class VenueFeed {
     return this.coverage.byKind(this.wanted, this.now());
   }
 
+  /** Coverage by kind and their union, computed once. */
+  coverageSnapshot(): { byKind: Record<VenueKind, Set<string>>; covered: Set<string> } {
+    const now = this.now();
+    const byKind = this.coverage.byKind(this.wanted, now);
+    return { byKind, covered: this.coverage.covered(this.wanted, now, byKind) };
+  }
+
   covered(): Set<string> {
     return this.coverage.covered(this.wanted, this.now());
   }
@@ -184,7 +191,7 @@ export class VenueFeed {
     for (const [index, symbols] of planned) {
       const shard = this.shards.get(index) ?? this.openShard(index);
       if (!sameList(shard.symbols, symbols)) {
-        shard.symbols = [...symbols];
+        shard.symbols = symbols;
         this.pump(shard);
       }
     }
@@ -416,8 +423,9 @@ export class VenueFeed {
   }
 
   reportCoverage(): void {
-    const byKind = this.coverageByKind();
-    const covered = this.covered().size;
+    const snapshot = this.coverageSnapshot();
+    const byKind = snapshot.byKind;
+    const covered = snapshot.covered.size;
     const counts = { snapshot: byKind.snapshot.size, quote: byKind.quote.size, tick: byKind.tick.size };
     const key = JSON.stringify([this.wanted.size, covered, counts]);
     if (key === this.lastCoverage) return;

@@ -36,10 +36,9 @@ export class VenueMetrics {
       registers,
       collect() {
         for (const [venue, get] of feeds) {
-          const feed = get();
-          const byKind = feed?.coverageByKind();
-          for (const kind of KINDS) this.set({ venue, kind }, byKind?.[kind].size ?? 0);
-          this.set({ venue, kind: 'any' }, feed?.covered().size ?? 0);
+          const snapshot = get()?.coverageSnapshot();
+          for (const kind of KINDS) this.set({ venue, kind }, snapshot?.byKind[kind].size ?? 0);
+          this.set({ venue, kind: 'any' }, snapshot?.covered.size ?? 0);
         }
       },
     });

@@ -20,8 +20,8 @@ export interface Attempt {
  * than leaking one of the session's slots.
  */
 export class VenueShard {
-  /** Desired list, in assignment order. */
-  symbols: string[] = [];
+  private list: readonly string[] = [];
+  private listed = new Set<string>();
   readonly confirmed = new Set<string>();
   readonly maybe = new Set<string>();
   connected = false;
@@ -54,22 +54,34 @@ export class VenueShard {
     public session: VenueSession,
   ) {}
 
+  /** Desired list, in assignment order. */
+  get symbols(): readonly string[] {
+    return this.list;
+  }
+
+  set symbols(symbols: readonly string[]) {
+    this.list = symbols;
+    this.listed = new Set(symbols);
+  }
+
   has(symbol: string): boolean {
-    return this.symbols.includes(symbol);
+    return this.listed.has(symbol);
   }
 
   diff(): { subscribe: string[]; unsubscribe: string[] } {
-    const wanted = new Set(this.symbols);
-    const subscribe = this.symbols.filter((s) => !this.confirmed.has(s));
-    const unsubscribe = [...new Set([...this.confirmed, ...this.maybe])].filter((s) => !wanted.has(s));
-    return { subscribe, unsubscribe };
+    return { subscribe: this.list.filter((s) => !this.confirmed.has(s)), unsubscribe: this.unwanted([this.confirmed, this.maybe]) };
   }
 
   /** Symbols not wanted here any more that may still hold a slot, including late-landing ghosts. */
   stale(now: number): string[] {
     for (const [s, until] of this.ghosts) if (until <= now) this.ghosts.delete(s);
-    const wanted = new Set(this.symbols);
-    return [...new Set([...this.confirmed, ...this.maybe, ...this.ghosts.keys()])].filter((s) => !wanted.has(s));
+    return this.unwanted([this.confirmed, this.maybe, this.ghosts.keys()]);
+  }
+
+  private unwanted(sources: Iterable<string>[]): string[] {
+    const out = new Set<string>();
+    for (const source of sources) for (const s of source) if (!this.listed.has(s)) out.add(s);
+    return [...out];
   }
 
   /**
