@@ -170,3 +170,16 @@ export function seqBreaks(entries: readonly { kind: string; seq: number }[]): st
   return breaks;
 }
 
+/** Which symbols each connected session holds at the venue, by session id (sorted). */
+export function holdings(sim: VenueSim): Map<string, string[]> {
+  return new Map(sim.sessions().filter((s) => s.connected).map((s) => [s.id, s.subscribed.map((x) => x.symbol).sort()]));
+}
+
+/** The steps of `seqBreaks` that went backwards or repeated (a forward jump is only a miss). */
+export function seqRegressions(entries: readonly { kind: string; seq: number }[]): string[] {
+  return seqBreaks(entries).filter((b) => {
+    const [from = 0, to = 0] = (b.split(': ')[1] ?? '').split(' → ').map(Number);
+    return to <= from;
+  });
+}
+

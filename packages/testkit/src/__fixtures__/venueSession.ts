@@ -111,3 +111,21 @@ export async function postJson(url: string, body: unknown, appKey?: string): Pro
   const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
+
+export const SIM_APP_KEY = 'sim-app-key';
+export const ALL_SUB_TYPES = ['SNAPSHOT', 'QUOTE', 'TICK'];
+
+/** Opens sessions a test file ends in its afterEach, so no client outlives its test. */
+export function sessionTracker() {
+  const opened: TestSession[] = [];
+  return {
+    open: async (venue: { mqttUrl: string }, sessionId: string, appKey = SIM_APP_KEY): Promise<TestSession> => {
+      const session = await openSession(venue.mqttUrl, sessionId, appKey);
+      opened.push(session);
+      return session;
+    },
+    endAll: async (): Promise<void> => {
+      await Promise.all(opened.splice(0).map((s) => s.end()));
+    },
+  };
+}

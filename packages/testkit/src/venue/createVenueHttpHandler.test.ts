@@ -1,19 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSession, postJson } from '../__fixtures__/venueSession.js';
-import type { TestSession } from '../__fixtures__/venueSession.js';
+import { ALL_SUB_TYPES, postJson, sessionTracker, SIM_APP_KEY } from '../__fixtures__/venueSession.js';
 import { waitFor } from '../waitFor.js';
 import { startVenueSim } from './startVenueSim.js';
 import type { VenueSim } from './startVenueSim.js';
 
-const KEY = 'sim-app-key';
-const ALL = ['SNAPSHOT', 'QUOTE', 'TICK'];
-const opened: TestSession[] = [];
-
-async function open(venue: VenueSim, sessionId: string, appKey = KEY): Promise<TestSession> {
-  const session = await openSession(venue.mqttUrl, sessionId, appKey);
-  opened.push(session);
-  return session;
-}
+const KEY = SIM_APP_KEY;
+const ALL = ALL_SUB_TYPES;
+const sessions = sessionTracker();
+const open = sessions.open;
 
 /** `appKey: null` sends no x-app-key header. */
 const subscribe = (venue: VenueSim, body: unknown, appKey: string | null = KEY) =>
@@ -22,9 +16,7 @@ const unsubscribe = (venue: VenueSim, body: unknown) => postJson(`${venue.httpUr
 const batch = (sessionId: string, symbols: string[], subTypes = ALL) => ({ session_id: sessionId, symbols, sub_types: subTypes });
 const symbolsOf = (venue: VenueSim, id: string) => venue.session(id)?.subscribed.map((s) => s.symbol);
 
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.end()));
-});
+afterEach(() => sessions.endAll());
 
 describe('venue HTTP: subscribe rules', () => {
   it('answers 401 INVALID_APP_KEY to a missing or unknown key, and records the call', async () => {

@@ -1,19 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnackRefused, openSession, postJson } from '../__fixtures__/venueSession.js';
-import type { ReceivedPayload, TestSession } from '../__fixtures__/venueSession.js';
+import { ConnackRefused, ALL_SUB_TYPES, postJson, sessionTracker, SIM_APP_KEY } from '../__fixtures__/venueSession.js';
+import type { ReceivedPayload } from '../__fixtures__/venueSession.js';
 import { waitFor } from '../waitFor.js';
 import { startVenueSim } from './startVenueSim.js';
 import type { VenueSim } from './startVenueSim.js';
 
-const KEY = 'sim-app-key';
-const ALL = ['SNAPSHOT', 'QUOTE', 'TICK'];
-const opened: TestSession[] = [];
-
-async function open(venue: VenueSim, sessionId: string, appKey = KEY): Promise<TestSession> {
-  const session = await openSession(venue.mqttUrl, sessionId, appKey);
-  opened.push(session);
-  return session;
-}
+const KEY = SIM_APP_KEY;
+const ALL = ALL_SUB_TYPES;
+const sessions = sessionTracker();
+const open = sessions.open;
 
 function subscribe(venue: VenueSim, sessionId: string, symbols: string[], subTypes = ALL) {
   return postJson(`${venue.httpUrl}/v1/market-data/subscribe`, { session_id: sessionId, symbols, sub_types: subTypes }, KEY);
@@ -30,9 +25,7 @@ const refusalCode = async (attempt: Promise<unknown>): Promise<number | undefine
 
 const typesOf = (payload: ReceivedPayload | undefined, ...fields: string[]) => fields.map((field) => typeof payload?.[field]);
 
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.end()));
-});
+afterEach(() => sessions.endAll());
 
 describe('startVenueSim: sessions', () => {
   it('registers a session once its CONNACK is sent and forgets it on disconnect', async () => {
