@@ -9,4 +9,5 @@ export * from './redisTarget.js';
 export * from './relaySubscription.js';
 export * from './streamId.js';
 export * from './streamName.js';
+export * from './tokenRefreshWindow.js';
 export * from './ingestEvents.js';
