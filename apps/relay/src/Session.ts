@@ -1,10 +1,18 @@
-import { CloseCode, PROTOCOL_VERSION, parseClientFrame, relayError } from '@streamgate/protocol';
+import { CloseCode, parseClientFrame, relayError } from '@streamgate/protocol';
 import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
 import type { Logger } from 'pino';
 import type { Connection } from './core/Connection.js';
 import type { HubSubscriber } from './core/HubSubscriber.js';
 import type { StreamHub } from './core/StreamHub.js';
-import { errorFrameText } from './core/frameText.js';
+import {
+  errorFrameText,
+  pongFrameText,
+  reconnectFrameText,
+  refreshTokenFrameText,
+  refreshedFrameText,
+  unsubscribedFrameText,
+  welcomeFrameText,
+} from './core/serverFrames.js';
 import type { TokenVerifier } from './auth/TokenVerifier.js';
 import type { RelayMetrics } from './RelayMetrics.js';
 
@@ -50,14 +58,7 @@ export class Session {
 
   open(): void {
     this.deps.metrics.connections.inc();
-    this.conn.send(
-      JSON.stringify({
-        op: 'welcome',
-        protocol: PROTOCOL_VERSION,
-        node: this.deps.nodeId,
-        limits: { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions },
-      }),
-    );
+    this.conn.send(welcomeFrameText(this.deps.nodeId, { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions }));
   }
 
   onBinary(): void {
@@ -88,7 +89,7 @@ export class Session {
         void this.refresh(frame);
         return;
       case 'ping':
-        this.conn.send(frame.t === undefined ? '{"op":"pong"}' : JSON.stringify({ op: 'pong', t: frame.t }));
+        this.conn.send(pongFrameText(frame.t));
         return;
     }
   }
@@ -109,7 +110,7 @@ export class Session {
   drain(sinceDrainMs: number): void {
     if (this.closed || this.conn.closed) return;
     this.deps.metrics.drainNotices.inc();
-    this.conn.send(JSON.stringify({ op: 'reconnect', reason: 'drain', positions: this.positions(), sinceDrainMs }));
+    this.conn.send(reconnectFrameText(this.positions(), sinceDrainMs));
     this.conn.close(CloseCode.drainReconnect, 'relay draining: reconnect now');
   }
 
@@ -185,7 +186,7 @@ export class Session {
   private endedByHub(sub: SessionSub, error: RelayError): void {
     this.deps.log.debug({ sid: sub.sid, code: error.code, message: error.message }, 'subscription ended by the hub');
     this.drop(sub);
-    this.send(JSON.stringify({ op: 'unsubscribed', sid: sub.sid, reason: error.code }));
+    this.send(unsubscribedFrameText(sub.sid, error.code));
   }
 
   private unsubscribe(sid: string, reason: 'client' | RelayError['code']): void {
@@ -195,7 +196,7 @@ export class Session {
       return;
     }
     this.drop(sub);
-    this.send(JSON.stringify({ op: 'unsubscribed', sid, reason }));
+    this.send(unsubscribedFrameText(sid, reason));
   }
 
   private async refresh(frame: RefreshFrame): Promise<void> {
@@ -219,7 +220,7 @@ export class Session {
     this.deps.metrics.refreshes.inc({ outcome: 'ok' });
     sub.hubSub.exp = verified.claims.exp;
     this.schedule(sub, verified.claims.exp);
-    this.send(JSON.stringify({ op: 'refreshed', sid: sub.sid, exp: verified.claims.exp }));
+    this.send(refreshedFrameText(sub.sid, verified.claims.exp));
   }
 
   /** Asks for a new token ahead of expiry; ends the subscription if none came. */
@@ -233,7 +234,7 @@ export class Session {
     sub.refreshTimer = setTimeout(() => {
       sub.refreshTimer = null;
       if (Date.now() < exp * 1000 - lead - 1_000) return this.schedule(sub, exp);
-      this.send(JSON.stringify({ op: 'refresh_token', sid: sub.sid, exp }));
+      this.send(refreshTokenFrameText(sub.sid, exp));
     }, clampDelay(msLeft - lead));
     sub.expiryTimer = setTimeout(() => {
       sub.expiryTimer = null;

@@ -4,7 +4,7 @@ import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import type { HubSubscriber } from './HubSubscriber.js';
 import type { HubMetrics } from './HubMetrics.js';
 import type { StreamSource } from './StreamSource.js';
-import { eventFrameText } from './frameText.js';
+import type { StreamFrames } from './serverFrames.js';
 import { classifyRecovery } from './classifyRecovery.js';
 
 export interface CatchUpHost {
@@ -15,7 +15,7 @@ export interface CatchUpHost {
   /** A member whose socket holds more than this is not sent further pages until it drains. */
   readonly maxPendingCatchUpBytes: number;
   readonly stream: StreamName;
-  readonly streamJson: string;
+  readonly frames: StreamFrames;
   /** Last id published live on this pod, read after every await. */
   liveCursor(): StreamId;
   promote(sub: HubSubscriber): void;
@@ -139,7 +139,7 @@ export class CatchUpGroup {
         beyondCursor = true;
         break;
       }
-      const frame = eventFrameText(host.streamJson, entry);
+      const frame = host.frames.entry(entry);
       if (frame.malformed) host.metrics.malformedEntry();
       texts.push({ id: entry.id, text: frame.text });
     }

@@ -6,7 +6,7 @@ import type { TopicPublisher } from './Connection.js';
 import type { HubMetrics } from './HubMetrics.js';
 import type { HubSubscriber } from './HubSubscriber.js';
 import type { SourceResult, StreamEntry, StreamSource } from './StreamSource.js';
-import { eventFrameText, liveFrameText } from './frameText.js';
+import { StreamFrames, liveFrameText } from './serverFrames.js';
 
 export interface ChannelOptions {
   readonly source: StreamSource;
@@ -27,7 +27,7 @@ export interface ChannelOptions {
 export class StreamChannel implements CatchUpHost {
   readonly subscribers = new Set<HubSubscriber>();
   readonly ready: Promise<SourceResult<void>>;
-  readonly streamJson: string;
+  readonly frames: StreamFrames;
   private cursor: StreamId = STREAM_START;
   private isReady = false;
   private stopped = false;
@@ -39,7 +39,7 @@ export class StreamChannel implements CatchUpHost {
     readonly stream: StreamName,
     private readonly options: ChannelOptions,
   ) {
-    this.streamJson = JSON.stringify(stream);
+    this.frames = new StreamFrames(stream);
     this.catchUp = new CatchUpGroup(this);
     this.ready = this.start();
   }
@@ -132,7 +132,7 @@ export class StreamChannel implements CatchUpHost {
     for (const entry of entries) {
       if (compareStreamIds(entry.id, this.cursor) <= 0) continue;
       if (this.waiting.length > 0 && this.releaseWaiting(entry.id)) reach = publisher.subscriberCount(topic);
-      const frame = eventFrameText(this.streamJson, entry);
+      const frame = this.frames.entry(entry);
       if (frame.malformed) metrics.malformedEntry();
       publisher.publish(topic, frame.text);
       delivered += reach;

@@ -6,7 +6,7 @@ import type { HubSubscriber, StartResult } from './HubSubscriber.js';
 import { StreamChannel } from './StreamChannel.js';
 import type { SourceError, SourceListener, StreamEntry, StreamSource } from './StreamSource.js';
 import { classifyRecovery } from './classifyRecovery.js';
-import { subscribedFrameText } from './frameText.js';
+import { subscribedFrameText } from './serverFrames.js';
 
 export interface StreamHubOptions {
   readonly source: StreamSource;

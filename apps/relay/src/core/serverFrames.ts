@@ -1,0 +1,92 @@
+import { PROTOCOL_VERSION, decodeEntryFields } from '@streamgate/protocol';
+import type {
+  ErrorCode,
+  ErrorFrame,
+  EventFrame,
+  LiveFrame,
+  MalformedFrame,
+  PongFrame,
+  ReconnectFrame,
+  Recovery,
+  RefreshedFrame,
+  RefreshTokenFrame,
+  StreamId,
+  StreamName,
+  SubscribedFrame,
+  UnsubscribedFrame,
+  WelcomeFrame,
+} from '@streamgate/protocol';
+import type { StreamEntry } from './StreamSource.js';
+
+// Every frame the relay sends is built here, each checked against its protocol type, so that the
+// wire and packages/protocol cannot drift apart one hand-written object at a time.
+
+export function welcomeFrameText(node: string, limits: WelcomeFrame['limits']): string {
+  return JSON.stringify({ op: 'welcome', protocol: PROTOCOL_VERSION, node, limits } satisfies WelcomeFrame);
+}
+
+export function subscribedFrameText(sid: string, stream: StreamName, recovery: Recovery, position: StreamId, exp: number): string {
+  return JSON.stringify({ op: 'subscribed', sid, stream, recovery, position, exp } satisfies SubscribedFrame);
+}
+
+export function liveFrameText(sid: string, position: StreamId): string {
+  return JSON.stringify({ op: 'live', sid, position } satisfies LiveFrame);
+}
+
+export function errorFrameText(code: ErrorCode, retryable: boolean, message: string, sid?: string): string {
+  const frame: ErrorFrame = sid === undefined ? { op: 'error', code, retryable, message } : { op: 'error', sid, code, retryable, message };
+  return JSON.stringify(frame);
+}
+
+export function unsubscribedFrameText(sid: string, reason: UnsubscribedFrame['reason']): string {
+  return JSON.stringify({ op: 'unsubscribed', sid, reason } satisfies UnsubscribedFrame);
+}
+
+export function refreshTokenFrameText(sid: string, exp: number): string {
+  return JSON.stringify({ op: 'refresh_token', sid, exp } satisfies RefreshTokenFrame);
+}
+
+export function refreshedFrameText(sid: string, exp: number): string {
+  return JSON.stringify({ op: 'refreshed', sid, exp } satisfies RefreshedFrame);
+}
+
+export function reconnectFrameText(positions: ReconnectFrame['positions'], sinceDrainMs: number): string {
+  return JSON.stringify({ op: 'reconnect', reason: 'drain', positions, sinceDrainMs } satisfies ReconnectFrame);
+}
+
+const PONG_TEXT = JSON.stringify({ op: 'pong' } satisfies PongFrame);
+
+export function pongFrameText(t: number | undefined): string {
+  return t === undefined ? PONG_TEXT : JSON.stringify({ op: 'pong', t } satisfies PongFrame);
+}
+
+/** The keys of the event frame text below, checked against EventFrame at compile time. */
+type EventTextKeys = 'op' | 'stream' | 'id' | 'data';
+const eventTextMatchesType: [EventTextKeys, keyof EventFrame] extends [keyof EventFrame, EventTextKeys] ? true : never = true;
+void eventTextMatchesType;
+
+/**
+ * The frames of one stream's entries. Each entry is serialized once for every subscriber on the
+ * pod, and its stored `data` JSON is spliced in as is, never parsed and re-serialized: stream names
+ * and ids come from a safe character set, so only the stream name needs escaping, once per stream.
+ */
+export class StreamFrames {
+  private readonly streamJson: string;
+
+  constructor(readonly stream: StreamName) {
+    this.streamJson = JSON.stringify(stream);
+  }
+
+  /** `event` for an entry in the entry format, `malformed` (and `malformed: true`) otherwise. */
+  entry(entry: StreamEntry): { text: string; malformed: boolean } {
+    const decoded = decodeEntryFields(entry.fields);
+    if (decoded.ok) {
+      return { text: `{"op":"event","stream":${this.streamJson},"id":"${entry.id}","data":${decoded.json}}`, malformed: false };
+    }
+    return { text: this.malformed(entry.id, decoded.reason), malformed: true };
+  }
+
+  private malformed(id: StreamId, reason: string): string {
+    return JSON.stringify({ op: 'malformed', stream: this.stream, id, reason } satisfies MalformedFrame);
+  }
+}
