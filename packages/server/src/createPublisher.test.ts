@@ -3,23 +3,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodeEntryFields, defineStream } from '@streamgate/protocol';
 import { createPublisher } from './createPublisher.js';
-import { startRedisServer } from './testing/startRedisServer.js';
-import type { RedisServerHandle } from './testing/startRedisServer.js';
+import { startRedis } from '@streamgate/testkit';
+import type { RedisServer } from '@streamgate/testkit';
 
 const orders = defineStream('orders', z.object({ id: z.string(), qty: z.number().int().positive() }));
 const notes = defineStream<{ text: string }>('notes');
 
 describe('createPublisher (real redis-server)', () => {
-  let server: RedisServerHandle;
+  let server: RedisServer;
   let redis: Redis;
 
   beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    server = await startRedis();
+    redis = server.client({ lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect();
   });
   afterAll(async () => {
-    redis?.disconnect();
     await server?.stop();
   });
 
@@ -77,7 +76,7 @@ describe('createPublisher (real redis-server)', () => {
   });
 
   it('reports an unreachable Redis as redis_unavailable, retryable', async () => {
-    const down = await startRedisServer();
+    const down = await startRedis();
     const client = new Redis(down.url, { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
     await client.connect();
     await down.stop();
