@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodeEntryFields, defineStream } from '@streamgate/protocol';
@@ -46,14 +46,14 @@ describe('createPublisher (real redis-server)', () => {
     const result = await publisher.publish(orders.for('us'), bad);
     expect(result).toEqual({
       ok: false,
-      error: { code: 'payload_invalid', retryable: false, message: expect.stringMatching(/^payload\.qty: /) as string },
+      error: { code: 'payload_invalid', retryable: false, field: 'payload.qty', message: expect.stringMatching(/^payload\.qty: /) as string },
     });
     expect(await redis.exists('orders:us')).toBe(0);
   });
 
   it('refuses payloads that are not JSON-serializable', async () => {
     const result = await createPublisher({ redis }).publish(defineStream<bigint>('big'), 1n);
-    expect(result).toMatchObject({ ok: false, error: { code: 'payload_invalid', retryable: false } });
+    expect(result).toMatchObject({ ok: false, error: { code: 'payload_invalid', retryable: false, field: 'payload' } });
   });
 
   it('trims the stream approximately to maxLen', async () => {
@@ -75,14 +75,12 @@ describe('createPublisher (real redis-server)', () => {
     expect(result).toMatchObject({ ok: false, error: { code: 'redis_rejected', retryable: false } });
   });
 
-  it('reports an unreachable Redis as redis_unavailable, retryable', async () => {
+  it('reports an unreachable Redis as redis_unavailable, retryable, nothing sent', async () => {
     const down = await startRedis();
-    const client = new Redis(down.url, { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
-    await client.connect();
+    const client = down.client({ lazyConnect: true, retryStrategy: () => null });
+    await down.kill();
+    const result = await createPublisher({ redis: client, timeoutMs: 2_000 }).publish(notes, { text: 'lost' });
+    expect(result).toMatchObject({ ok: false, error: { code: 'redis_unavailable', retryable: true, written: 'no' } });
     await down.stop();
-    await new Promise<void>((resolve) => (client.status === 'end' ? resolve() : client.once('end', resolve)));
-    const result = await createPublisher({ redis: client }).publish(notes, { text: 'lost' });
-    expect(result).toMatchObject({ ok: false, error: { code: 'redis_unavailable', retryable: true } });
-    client.disconnect();
   });
 });

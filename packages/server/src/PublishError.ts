@@ -1,0 +1,49 @@
+/**
+ * Whether a failed publish may still have written its entry. `unknown`: the command reached the
+ * connection, and Redis may have applied it even though no reply came back (a timeout, a dropped
+ * connection). `no`: Redis did not apply it. A retry without an idempotency key after `unknown`
+ * can write the entry twice; with the same key it cannot.
+ */
+export type PublishWritten = 'no' | 'unknown';
+
+export type PublishError =
+  /** The stream reference is not a valid stream name, or cannot take idempotent publishes. */
+  | { code: 'stream_invalid'; retryable: false; field: 'stream'; message: string }
+  /** `field` is `payload` or `payload.<path>` for the first schema issue. */
+  | { code: 'payload_invalid'; retryable: false; field: string; message: string }
+  | { code: 'idempotency_key_invalid'; retryable: false; field: 'idempotencyKey'; message: string }
+  /** No reply within the publisher's `timeoutMs` after the command was sent. */
+  | { code: 'timeout'; retryable: true; written: 'unknown'; message: string }
+  /** No connection within `timeoutMs` (`written: 'no'`), or it broke under the command, or Redis cannot take writes now. */
+  | { code: 'redis_unavailable'; retryable: true; written: PublishWritten; message: string }
+  /** Redis refused this write for good (e.g. the key holds another type); retrying will not help. */
+  | { code: 'redis_rejected'; retryable: false; written: PublishWritten; message: string }
+  /** publisher.close() was called, or the client it was made from has ended. */
+  | { code: 'closed'; retryable: false; written: PublishWritten; message: string };
+
+export type PublishErrorCode = PublishError['code'];
+
+// Error codes (a RESP error's first word) meaning "the server cannot take writes right now"
+// rather than "this write is wrong"; the server did not apply the command.
+const TRANSIENT_REPLY_CODES = new Set(['LOADING', 'BUSY', 'TRYAGAIN', 'MASTERDOWN', 'READONLY', 'CLUSTERDOWN', 'OOM']);
+
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Classifies a rejection of a command that was handed to a ready connection. */
+export function classifySentCommandError(error: unknown): PublishError {
+  const message = errorText(error);
+  // ioredis names server replies "ReplyError"; any other rejection is the connection.
+  if (error instanceof Error && error.name === 'ReplyError') {
+    const code = message.split(' ', 1)[0] ?? '';
+    if (TRANSIENT_REPLY_CODES.has(code)) {
+      return { code: 'redis_unavailable', retryable: true, written: 'no', message: `redis cannot take writes now: ${message}` };
+    }
+    return { code: 'redis_rejected', retryable: false, written: 'no', message: `redis refused the entry: ${message}` };
+  }
+  return {
+    code: 'redis_unavailable',
+    retryable: true,
+    written: 'unknown',
+    message: `the connection failed under the command, which may have been applied: ${message}`,
+  };
+}
