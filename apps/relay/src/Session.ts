@@ -218,7 +218,7 @@ export class Session {
       return this.reject(error ?? relayError('internal', 'refresh failed'), frame.sid);
     }
     this.deps.metrics.refreshes.inc({ outcome: 'ok' });
-    sub.hubSub.exp = verified.claims.exp;
+    sub.hubSub.renewExpiry(verified.claims.exp);
     this.schedule(sub, verified.claims.exp);
     this.send(refreshedFrameText(sub.sid, verified.claims.exp));
   }

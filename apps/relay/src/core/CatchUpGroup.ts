@@ -73,10 +73,7 @@ export class CatchUpGroup {
       if (sub.conn.closed) this.members.delete(sub);
       else if (sub.conn.bufferedAmount() > this.host.maxBufferedBytes) this.cut(sub);
       else if (sub.conn.bufferedAmount() <= this.host.maxPendingCatchUpBytes) out.push(sub);
-      else if (!sub.catchUpPaused) {
-        sub.catchUpPaused = true;
-        this.host.metrics.catchUpPaused();
-      }
+      else if (sub.pauseCatchUp()) this.host.metrics.catchUpPaused();
     }
     return out;
   }
@@ -97,7 +94,7 @@ export class CatchUpGroup {
     const ready = this.ready();
     let lo: StreamId | null = null;
     for (const sub of ready) {
-      sub.catchUpPaused = false;
+      sub.resumeCatchUp();
       if (lo === null || compareStreamIds(sub.position, lo) < 0) lo = sub.position;
     }
     if (lo === null) return this.members.size === 0;
@@ -153,7 +150,7 @@ export class CatchUpGroup {
           // Pages can be large; stop mid-page too, the rest waits for the socket to drain.
           if (sub.conn.bufferedAmount() > host.maxPendingCatchUpBytes) break;
           if (!sub.conn.send(text)) break;
-          sub.position = id;
+          sub.advance(id);
           sent++;
         }
       });

@@ -14,26 +14,117 @@ export type SubscriberPhase = 'pending' | 'catching-up' | 'waiting' | 'live' | '
 
 export type StartResult = { ok: true } | { ok: false; error: RelayError };
 
-export interface HubSubscriber {
-  readonly conn: Connection;
-  readonly sid: string;
-  readonly stream: StreamName;
+/**
+ * A subscriber's phase only moves forward (pending → catching-up | waiting → live → gone, any
+ * phase → gone), and its position only while it is placed and not yet live: a live subscriber's
+ * position is the channel's cursor, which the channel tracks.
+ */
+export class HubSubscriber {
+  private currentPhase: SubscriberPhase = 'pending';
+  private sentUpTo: StreamId;
+  private gap: StreamId | null = null;
+  private expiry: number;
+  private paused = false;
+  private settleStart: (result: StartResult) => void = () => undefined;
+  /** Settles once the subscriber is catching up, waiting or live, or has failed. */
+  readonly started: Promise<StartResult>;
+
+  constructor(
+    readonly conn: Connection,
+    readonly sid: string,
+    readonly stream: StreamName,
+    from: StreamId,
+    exp: number,
+    /**
+     * Called when the hub ends a subscriber after it started (a catch-up read failed, history was
+     * trimmed under it, the key stopped being a stream). The hub has already removed it.
+     */
+    readonly onEnded: (error: RelayError) => void,
+  ) {
+    this.sentUpTo = from;
+    this.expiry = exp;
+    this.started = new Promise<StartResult>((resolve) => (this.settleStart = resolve));
+  }
+
+  get phase(): SubscriberPhase {
+    return this.currentPhase;
+  }
+
   /** Last id this subscriber has been sent (for live subscribers, see StreamHub.positionOf). */
-  position: StreamId;
-  phase: SubscriberPhase;
+  get position(): StreamId {
+    return this.sentUpTo;
+  }
+
   /**
    * A position the client was already told is past a gap (the `from` of a `truncated` or `reset`
    * answer): catch-up does not report that same gap again.
    */
-  acknowledgedGap: StreamId | null;
-  exp: number;
-  /** Set while catch-up holds back pages because its socket is still sending earlier ones. */
-  catchUpPaused: boolean;
-  /** Settles once the subscriber is catching up, waiting or live, or has failed. */
-  readonly started: Promise<StartResult>;
-  /**
-   * Called when the hub ends a subscriber after it started (a catch-up read failed, history was
-   * trimmed under it, the key stopped being a stream). The hub has already removed it.
-   */
-  readonly onEnded: (error: RelayError) => void;
+  get acknowledgedGap(): StreamId | null {
+    return this.gap;
+  }
+
+  /** The token's expiry, seconds since the epoch. */
+  get exp(): number {
+    return this.expiry;
+  }
+
+  get gone(): boolean {
+    return this.currentPhase === 'gone';
+  }
+
+  /** A refreshed token is in effect. */
+  renewExpiry(exp: number): void {
+    this.expiry = exp;
+  }
+
+  /** Ends the start: the first result wins, later ones are ignored. */
+  settle(result: StartResult): void {
+    this.settleStart(result);
+  }
+
+  /** The resume decision: the client holds everything up to `after`, told of a gap there or not. */
+  decide(after: StreamId, gapAcknowledged: boolean): void {
+    if (this.currentPhase !== 'pending') return;
+    this.sentUpTo = after;
+    this.gap = gapAcknowledged ? after : null;
+  }
+
+  startCatchUp(): void {
+    if (this.currentPhase === 'pending') this.currentPhase = 'catching-up';
+  }
+
+  startWaiting(): void {
+    if (this.currentPhase === 'pending') this.currentPhase = 'waiting';
+  }
+
+  /** Returns whether it went live now (false when it already was, or is gone). */
+  markLive(): boolean {
+    if (this.currentPhase === 'live' || this.currentPhase === 'gone') return false;
+    this.currentPhase = 'live';
+    this.paused = false;
+    return true;
+  }
+
+  /** Catch-up sent it the entry `id`, the next after its position. */
+  advance(id: StreamId): void {
+    if (this.currentPhase === 'catching-up') this.sentUpTo = id;
+  }
+
+  /** Returns true when it was not paused already (the pause is worth counting). */
+  pauseCatchUp(): boolean {
+    if (this.paused || this.currentPhase !== 'catching-up') return false;
+    this.paused = true;
+    return true;
+  }
+
+  resumeCatchUp(): void {
+    this.paused = false;
+  }
+
+  /** Returns the phase it left. */
+  markGone(): SubscriberPhase {
+    const was = this.currentPhase;
+    this.currentPhase = 'gone';
+    return was;
+  }
 }

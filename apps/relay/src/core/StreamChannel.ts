@@ -25,7 +25,7 @@ export interface ChannelOptions {
  * which is what the catch-up seam relies on.
  */
 export class StreamChannel implements CatchUpHost {
-  readonly subscribers = new Set<HubSubscriber>();
+  private readonly subscribers = new Set<HubSubscriber>();
   readonly ready: Promise<SourceResult<void>>;
   readonly frames: StreamFrames;
   private cursor: StreamId = STREAM_START;
@@ -33,7 +33,7 @@ export class StreamChannel implements CatchUpHost {
   private stopped = false;
   private readonly waiting: HubSubscriber[] = [];
   private readonly catchUp: CatchUpGroup;
-  lingerTimer: NodeJS.Timeout | null = null;
+  private lingerTimer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly stream: StreamName,
@@ -63,6 +63,37 @@ export class StreamChannel implements CatchUpHost {
     return this.options.topic;
   }
 
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Every subscriber, in a copy: ending them changes the set. */
+  subscriberList(): HubSubscriber[] {
+    return [...this.subscribers];
+  }
+
+  /** A new subscriber; a lingering channel is kept. */
+  add(sub: HubSubscriber): void {
+    this.subscribers.add(sub);
+    this.cancelLinger();
+  }
+
+  /** Calls `expire` after `ms` unless a subscriber arrives first or the channel stops. */
+  linger(ms: number, expire: () => void): void {
+    if (this.subscribers.size > 0 || this.lingerTimer !== null) return;
+    this.lingerTimer = setTimeout(() => {
+      this.lingerTimer = null;
+      if (this.subscribers.size === 0) expire();
+    }, ms);
+    this.lingerTimer.unref();
+  }
+
+  private cancelLinger(): void {
+    if (this.lingerTimer === null) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
+  }
+
   liveCursor(): StreamId {
     return this.cursor;
   }
@@ -81,24 +112,22 @@ export class StreamChannel implements CatchUpHost {
     return { ok: true, value: undefined };
   }
 
-  /** Places a subscriber whose resume decision says it has everything up to `after`. */
-  place(sub: HubSubscriber, after: StreamId): void {
-    sub.position = after;
-    const cmp = compareStreamIds(after, this.cursor);
+  /** Places a subscriber whose resume decision says it has everything up to its position. */
+  place(sub: HubSubscriber): void {
+    const cmp = compareStreamIds(sub.position, this.cursor);
     if (cmp === 0) {
       this.promote(sub);
     } else if (cmp > 0) {
-      sub.phase = 'waiting';
+      sub.startWaiting();
       this.waiting.push(sub);
     } else {
-      sub.phase = 'catching-up';
+      sub.startCatchUp();
       this.catchUp.add(sub);
     }
   }
 
   promote(sub: HubSubscriber): void {
-    if (sub.phase === 'gone' || sub.conn.closed) return;
-    sub.phase = 'live';
+    if (sub.conn.closed || !sub.markLive()) return;
     sub.conn.subscribe(this.topic);
     sub.conn.send(liveFrameText(sub.sid, sub.position));
   }
@@ -108,8 +137,7 @@ export class StreamChannel implements CatchUpHost {
   }
 
   remove(sub: HubSubscriber): void {
-    const wasLive = sub.phase === 'live';
-    sub.phase = 'gone';
+    const wasLive = sub.markGone() === 'live';
     this.subscribers.delete(sub);
     this.catchUp.remove(sub);
     const i = this.waiting.indexOf(sub);
@@ -161,6 +189,7 @@ export class StreamChannel implements CatchUpHost {
   }
 
   stop(): void {
+    this.cancelLinger();
     if (this.isReady) this.options.source.unwatch(this.stream);
     this.isReady = false;
     this.stopped = true;

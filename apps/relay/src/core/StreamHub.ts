@@ -2,7 +2,8 @@ import { STREAM_START, relayError } from '@streamgate/protocol';
 import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import type { Connection, TopicPublisher } from './Connection.js';
 import type { HubMetrics } from './HubMetrics.js';
-import type { HubSubscriber, StartResult } from './HubSubscriber.js';
+import { HubSubscriber } from './HubSubscriber.js';
+import type { StartResult } from './HubSubscriber.js';
 import { StreamChannel } from './StreamChannel.js';
 import type { SourceError, SourceListener, StreamEntry, StreamSource } from './StreamSource.js';
 import { classifyRecovery } from './classifyRecovery.js';
@@ -41,7 +42,7 @@ export class StreamHub {
       const channel = this.channels.get(stream);
       if (channel === undefined) return;
       this.options.metrics.sourceError('stream');
-      for (const sub of [...channel.subscribers]) this.endSubscriber(sub, relayError('stream_unavailable', error.message));
+      for (const sub of channel.subscriberList()) this.endSubscriber(sub, relayError('stream_unavailable', error.message));
       channel.stop();
       this.channels.delete(stream);
     },
@@ -53,7 +54,7 @@ export class StreamHub {
 
   /** Streams with at least one subscriber now (lingering ones excluded): what demand reports. */
   streamsWithSubscribers(): StreamName[] {
-    return [...this.channels.values()].filter((c) => c.subscribers.size > 0).map((c) => c.stream);
+    return [...this.channels.values()].filter((c) => c.subscriberCount > 0).map((c) => c.stream);
   }
 
   get healthy(): boolean {
@@ -69,11 +70,9 @@ export class StreamHub {
     onEnded: (error: RelayError) => void,
   ): HubSubscriber {
     const channel = this.channelFor(stream);
-    let settle: (result: StartResult) => void = () => undefined;
-    const started = new Promise<StartResult>((resolve) => (settle = resolve));
-    const sub: HubSubscriber = { conn, sid, stream, position: from ?? STREAM_START, phase: 'pending', acknowledgedGap: null, catchUpPaused: false, exp, started, onEnded };
-    channel.subscribers.add(sub);
-    void this.start(channel, sub, from).then(settle);
+    const sub = new HubSubscriber(conn, sid, stream, from ?? STREAM_START, exp, onEnded);
+    channel.add(sub);
+    void this.start(channel, sub, from).then((result) => sub.settle(result));
     return sub;
   }
 
@@ -89,10 +88,7 @@ export class StreamHub {
   }
 
   async close(): Promise<void> {
-    for (const channel of this.channels.values()) {
-      if (channel.lingerTimer !== null) clearTimeout(channel.lingerTimer);
-      channel.stop();
-    }
+    for (const channel of this.channels.values()) channel.stop();
     this.channels.clear();
     await this.options.source.close();
   }
@@ -100,13 +96,14 @@ export class StreamHub {
   private async start(channel: StreamChannel, sub: HubSubscriber, from: StreamId | undefined): Promise<StartResult> {
     const ready = await channel.ready;
     if (!ready.ok) return this.abandon(channel, sub, ready.error.message);
-    if (isGone(sub)) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
+    if (sub.gone) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
 
     if (from === undefined) {
       const position = channel.liveCursor();
       this.options.metrics.recovery('fresh');
       sub.conn.send(subscribedFrameText(sub.sid, sub.stream, 'fresh', position, sub.exp));
-      channel.place(sub, position);
+      sub.decide(position, false);
+      channel.place(sub);
       return { ok: true };
     }
 
@@ -115,19 +112,19 @@ export class StreamHub {
       this.options.metrics.sourceError('xinfo');
       return this.abandon(channel, sub, inspected.error.message);
     }
-    if (isGone(sub)) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
+    if (sub.gone) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
     const decision = classifyRecovery(from, inspected.value.info, inspected.value.probeExists);
-    if (decision.recovery === 'truncated' || decision.recovery === 'reset') sub.acknowledgedGap = decision.after;
+    sub.decide(decision.after, decision.recovery === 'truncated' || decision.recovery === 'reset');
     this.options.metrics.recovery(decision.recovery);
     sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
-    channel.place(sub, decision.after);
+    channel.place(sub);
     return { ok: true };
   }
 
   private abandon(channel: StreamChannel, sub: HubSubscriber, message: string): StartResult {
     channel.remove(sub);
     // A channel whose start failed is dropped at once so that the next subscriber retries it.
-    if (this.channels.get(channel.stream) === channel && channel.subscribers.size === 0) {
+    if (this.channels.get(channel.stream) === channel && channel.subscriberCount === 0) {
       channel.stop();
       this.channels.delete(channel.stream);
     }
@@ -136,7 +133,7 @@ export class StreamHub {
 
   /** Removes a started subscriber and tells its owner why; the client may subscribe again. */
   private readonly endSubscriber = (sub: HubSubscriber, error: RelayError): void => {
-    if (sub.phase === 'gone') return;
+    if (sub.gone) return;
     this.unsubscribe(sub);
     sub.onEnded(error);
   };
@@ -156,26 +153,15 @@ export class StreamHub {
         onEnd: this.endSubscriber,
       });
       this.channels.set(stream, channel);
-    } else if (channel.lingerTimer !== null) {
-      clearTimeout(channel.lingerTimer);
-      channel.lingerTimer = null;
     }
     return channel;
   }
 
   private releaseIfIdle(channel: StreamChannel): void {
-    if (channel.subscribers.size > 0 || channel.lingerTimer !== null) return;
-    channel.lingerTimer = setTimeout(() => {
-      channel.lingerTimer = null;
-      if (channel.subscribers.size > 0 || this.channels.get(channel.stream) !== channel) return;
+    channel.linger(this.options.lingerMs, () => {
+      if (this.channels.get(channel.stream) !== channel) return;
       channel.stop();
       this.channels.delete(channel.stream);
-    }, this.options.lingerMs);
-    channel.lingerTimer.unref();
+    });
   }
-}
-
-// A function, not an inline check: the phase changes across awaits, which narrowing cannot see.
-function isGone(sub: HubSubscriber): boolean {
-  return sub.phase === 'gone';
 }
