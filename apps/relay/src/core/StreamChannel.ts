@@ -1,6 +1,7 @@
 import { STREAM_START, compareStreamIds } from '@streamgate/protocol';
 import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import { CatchUpGroup } from './CatchUpGroup.js';
+import { causeMessage } from './causeMessage.js';
 import type { CatchUpHost } from './CatchUpGroup.js';
 import type { TopicPublisher } from './Connection.js';
 import type { HubMetrics } from './HubMetrics.js';
@@ -31,6 +32,7 @@ export class StreamChannel implements CatchUpHost {
   private cursor: StreamId = STREAM_START;
   private isReady = false;
   private stopped = false;
+  private startFailed = false;
   private readonly waiting: HubSubscriber[] = [];
   private readonly catchUp: CatchUpGroup;
   private lingerTimer: NodeJS.Timeout | null = null;
@@ -41,7 +43,19 @@ export class StreamChannel implements CatchUpHost {
   ) {
     this.frames = new StreamFrames(stream);
     this.catchUp = new CatchUpGroup(this);
-    this.ready = this.start();
+    this.ready = this.start().then(
+      (result) => {
+        if (!result.ok) this.startFailed = true;
+        return result;
+      },
+      // A source that throws instead of answering must not leave every subscriber of the stream
+      // waiting for ever: the failure is typed, counted, and the channel is replaced on next use.
+      (cause: unknown): SourceResult<void> => {
+        this.startFailed = true;
+        this.options.metrics.sourceError('start');
+        return { ok: false, error: { code: 'source_unavailable', retryable: true, message: causeMessage(cause) } };
+      },
+    );
   }
 
   get source(): StreamSource {
@@ -92,6 +106,11 @@ export class StreamChannel implements CatchUpHost {
     if (this.lingerTimer === null) return;
     clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
+  }
+
+  /** Its first read failed: it never watches, and the hub replaces it for the next subscriber. */
+  get broken(): boolean {
+    return this.startFailed;
   }
 
   liveCursor(): StreamId {

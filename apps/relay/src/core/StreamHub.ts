@@ -5,6 +5,7 @@ import type { HubMetrics } from './HubMetrics.js';
 import { HubSubscriber } from './HubSubscriber.js';
 import type { StartResult } from './HubSubscriber.js';
 import { StreamChannel } from './StreamChannel.js';
+import { causeMessage } from './causeMessage.js';
 import type { SourceError, SourceListener, StreamEntry, StreamSource } from './StreamSource.js';
 import { classifyRecovery } from './classifyRecovery.js';
 import { subscribedFrameText } from './serverFrames.js';
@@ -72,7 +73,13 @@ export class StreamHub {
     const channel = this.channelFor(stream);
     const sub = new HubSubscriber(conn, sid, stream, from ?? STREAM_START, exp, onEnded);
     channel.add(sub);
-    void this.start(channel, sub, from).then((result) => sub.settle(result));
+    void this.start(channel, sub, from).then(
+      (result) => sub.settle(result),
+      (cause: unknown) => {
+        this.options.metrics.sourceError('start');
+        sub.settle(this.abandon(channel, sub, causeMessage(cause)));
+      },
+    );
     return sub;
   }
 
@@ -140,6 +147,10 @@ export class StreamHub {
 
   private channelFor(stream: StreamName): StreamChannel {
     let channel = this.channels.get(stream);
+    if (channel?.broken === true) {
+      channel.stop();
+      channel = undefined;
+    }
     if (channel === undefined) {
       const o = this.options;
       channel = new StreamChannel(stream, {
