@@ -73,6 +73,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       listener: {
         entries: (stream, entries) => hub?.listener.entries(stream, entries),
         failed: (stream, error) => hub?.listener.failed(stream, error),
+        reset: (stream) => hub?.listener.reset(stream),
       },
       onError: (operation, error) => {
         metrics.redisErrors.inc({ operation });

@@ -18,6 +18,8 @@ export interface CatchUpHost {
   readonly frames: StreamFrames;
   /** Last id published live on this pod, read after every await. */
   liveCursor(): StreamId;
+  /** Changes when the stream is recreated: a page read across a change is of the old one. */
+  readonly incarnation: number;
   promote(sub: HubSubscriber): void;
   end(sub: HubSubscriber, error: RelayError): void;
 }
@@ -48,6 +50,13 @@ export class CatchUpGroup {
 
   remove(sub: HubSubscriber): void {
     this.members.delete(sub);
+  }
+
+  /** Removes and returns every member (the stream was recreated under them). */
+  takeAll(): HubSubscriber[] {
+    const all = [...this.members];
+    this.members.clear();
+    return all;
   }
 
   private endMember(sub: HubSubscriber, error: RelayError): void {
@@ -99,7 +108,11 @@ export class CatchUpGroup {
     }
     if (lo === null) return this.members.size === 0;
     const cursorBefore = host.liveCursor();
+    const incarnation = host.incarnation;
     const result = await host.source.range(host.stream, lo, host.pageSize);
+    // The stream was recreated during the read: the page may be of the old incarnation, and the
+    // members it was read for have left. Whoever joined since is served from a fresh read.
+    if (host.incarnation !== incarnation) return true;
     if (!result.ok) {
       host.metrics.sourceError('xrange');
       const error = relayError('stream_unavailable', `stream cannot be read: ${result.error.message}`);

@@ -110,6 +110,17 @@ export class HubSubscriber {
     if (this.currentPhase === 'catching-up') this.sentUpTo = id;
   }
 
+  /**
+   * The stream was recreated before this placed subscriber went live: it holds nothing of the
+   * new incarnation, whose entries all follow `position`.
+   */
+  restartAt(position: StreamId): void {
+    if (this.currentPhase !== 'catching-up' && this.currentPhase !== 'waiting') return;
+    this.sentUpTo = position;
+    this.gap = null;
+    this.paused = false;
+  }
+
   /** Returns true when it was not paused already (the pause is worth counting). */
   pauseCatchUp(): boolean {
     if (this.paused || this.currentPhase !== 'catching-up') return false;

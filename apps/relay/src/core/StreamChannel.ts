@@ -30,6 +30,7 @@ export class StreamChannel implements CatchUpHost {
   readonly ready: Promise<SourceResult<void>>;
   readonly frames: StreamFrames;
   private cursor: StreamId = STREAM_START;
+  private resets = 0;
   private isReady = false;
   private stopped = false;
   private startFailed = false;
@@ -117,6 +118,14 @@ export class StreamChannel implements CatchUpHost {
     return this.cursor;
   }
 
+  /**
+   * How many times the stream was recreated under this channel. A decision taken across an await
+   * (a resume's inspect, a catch-up page) is only valid if this did not change meanwhile.
+   */
+  get incarnation(): number {
+    return this.resets;
+  }
+
   private async start(): Promise<SourceResult<void>> {
     const inspected = await this.options.source.inspect(this.stream);
     if (!inspected.ok) {
@@ -189,6 +198,27 @@ export class StreamChannel implements CatchUpHost {
     // live now rather than at the next entry, which may be a long time coming.
     if (this.waiting.length > 0) this.releaseWaiting(this.cursor, true);
     if (delivered > 0) metrics.delivered(delivered, 'live');
+  }
+
+  /**
+   * The key holds a new incarnation and the source reads it from its start. Live subscribers get
+   * the notice on the topic, so it lands right before the new entries; placed subscribers that
+   * are not live yet get it directly and join the topic at once: like every live one, they hold
+   * nothing of the new incarnation and the cursor is at its start, so the seam is exact.
+   */
+  reset(): void {
+    if (!this.isReady) return;
+    this.resets++;
+    this.cursor = STREAM_START;
+    const notice = this.frames.reset(STREAM_START);
+    this.options.publisher.publish(this.topic, notice);
+    const placed = [...this.catchUp.takeAll(), ...this.waiting.splice(0)];
+    for (const sub of placed) {
+      if (sub.conn.closed) continue;
+      sub.restartAt(STREAM_START);
+      sub.conn.send(notice);
+      this.promote(sub);
+    }
   }
 
   /** Subscribers ahead of the cursor join just before the first entry after their position. */

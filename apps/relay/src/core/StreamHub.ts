@@ -8,6 +8,7 @@ import { StreamChannel } from './StreamChannel.js';
 import { causeMessage } from './causeMessage.js';
 import type { SourceError, SourceListener, StreamEntry, StreamSource } from './StreamSource.js';
 import { classifyRecovery } from './classifyRecovery.js';
+import type { RecoveryDecision } from './classifyRecovery.js';
 import { subscribedFrameText } from './serverFrames.js';
 
 export interface StreamHubOptions {
@@ -38,6 +39,9 @@ export class StreamHub {
   readonly listener: SourceListener = {
     entries: (stream: StreamName, entries: readonly StreamEntry[]): void => {
       this.channels.get(stream)?.publish(entries);
+    },
+    reset: (stream: StreamName): void => {
+      this.channels.get(stream)?.reset();
     },
     failed: (stream: StreamName, error: SourceError): void => {
       const channel = this.channels.get(stream);
@@ -114,13 +118,23 @@ export class StreamHub {
       return { ok: true };
     }
 
-    const inspected = await this.options.source.inspect(sub.stream, from);
-    if (!inspected.ok) {
-      this.options.metrics.sourceError('xinfo');
-      return this.abandon(channel, sub, inspected.error.message);
+    let decision: RecoveryDecision = { recovery: 'reset', after: STREAM_START };
+    // Metadata read while the stream was being recreated may describe either incarnation: read it
+    // again. Should that keep happening, start over from the beginning of the current stream,
+    // which is right whatever the incarnation.
+    for (let read = 0; read < MAX_DECISION_READS; read++) {
+      const incarnation = channel.incarnation;
+      const inspected = await this.options.source.inspect(sub.stream, from);
+      if (!inspected.ok) {
+        this.options.metrics.sourceError('xinfo');
+        return this.abandon(channel, sub, inspected.error.message);
+      }
+      if (sub.gone) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
+      if (channel.incarnation === incarnation) {
+        decision = classifyRecovery(from, inspected.value.info, inspected.value.probeExists);
+        break;
+      }
     }
-    if (sub.gone) return { ok: false, error: relayError('unknown_subscription', 'unsubscribed while starting') };
-    const decision = classifyRecovery(from, inspected.value.info, inspected.value.probeExists);
     sub.decide(decision.after, decision.recovery === 'truncated' || decision.recovery === 'reset');
     this.options.metrics.recovery(decision.recovery);
     sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
@@ -176,3 +190,6 @@ export class StreamHub {
     });
   }
 }
+
+/** Metadata reads a resume makes before it gives up on a stream that keeps being recreated. */
+const MAX_DECISION_READS = 3;

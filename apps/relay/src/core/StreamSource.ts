@@ -4,6 +4,12 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 export interface StreamEntry {
   readonly id: StreamId;
   readonly fields: readonly string[];
+  /**
+   * Set by the source when the entry cannot be relayed as stored (a field value is not valid
+   * UTF-8): the hub sends `malformed` with this reason instead of an `event`, and the id still
+   * advances every subscriber's position.
+   */
+  readonly malformed?: string;
 }
 
 /** What the hub needs to know about a stream to decide how a resume went. */
@@ -58,4 +64,11 @@ export interface SourceListener {
   entries(stream: StreamName, entries: readonly StreamEntry[]): void;
   /** A watched stream can no longer be read (its key holds another type); it is unwatched. */
   failed(stream: StreamName, error: SourceError): void;
+  /**
+   * A watched stream's key now holds a new incarnation (deleted and recreated: its last id went
+   * below the read position, `entries-added` fell, or the key vanished and came back). The source
+   * has already moved its read position to the start of the new incarnation: the next `entries`
+   * call for this stream starts with that incarnation's first entry.
+   */
+  reset(stream: StreamName): void;
 }

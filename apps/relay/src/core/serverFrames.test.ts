@@ -82,4 +82,12 @@ describe('serverFrames', () => {
     const notJson = frames.entry({ id: '9-4', fields: ['data', '{nope'] });
     expect(wire(notJson.text)).toMatchObject({ op: 'malformed', id: '9-4', reason: 'field "data" is not JSON' });
   });
+
+  it('builds the stream_reset notice and a malformed frame for an entry the source flagged', () => {
+    const frames = new StreamFrames('orders:42');
+    expect(wire(frames.reset('0-0'))).toEqual({ op: 'stream_reset', stream: 'orders:42', position: '0-0' });
+    const flagged = frames.entry({ id: '9-5', fields: ['data', '"ok"'], malformed: 'field "data" is not valid UTF-8' });
+    expect(flagged.malformed).toBe(true);
+    expect(wire(flagged.text)).toEqual({ op: 'malformed', stream: 'orders:42', id: '9-5', reason: 'field "data" is not valid UTF-8' });
+  });
 });

@@ -12,6 +12,7 @@ import type {
   RefreshTokenFrame,
   StreamId,
   StreamName,
+  StreamResetFrame,
   SubscribedFrame,
   UnsubscribedFrame,
   WelcomeFrame,
@@ -79,11 +80,17 @@ export class StreamFrames {
 
   /** `event` for an entry in the entry format, `malformed` (and `malformed: true`) otherwise. */
   entry(entry: StreamEntry): { text: string; malformed: boolean } {
+    if (entry.malformed !== undefined) return { text: this.malformed(entry.id, entry.malformed), malformed: true };
     const decoded = decodeEntryFields(entry.fields);
     if (decoded.ok) {
       return { text: `{"op":"event","stream":${this.streamJson},"id":"${entry.id}","data":${decoded.json}}`, malformed: false };
     }
     return { text: this.malformed(entry.id, decoded.reason), malformed: true };
+  }
+
+  /** The stream was recreated: every entry of its new incarnation follows `position`. */
+  reset(position: StreamId): string {
+    return JSON.stringify({ op: 'stream_reset', stream: this.stream, position } satisfies StreamResetFrame);
   }
 
   private malformed(id: StreamId, reason: string): string {

@@ -27,6 +27,7 @@ function source(blockMs: number) {
     listener: {
       entries: (stream: string, entries: readonly StreamEntry[]) => got.set(stream, [...(got.get(stream) ?? []), ...entries.map((e) => e.id)]),
       failed: (stream, error) => failed.push([stream, error]),
+      reset: () => undefined,
     },
     onError: (operation, error) => errors.push(`${operation}: ${error.message}`),
     onRead: () => undefined,
@@ -46,7 +47,7 @@ describe('RedisStreamSource', () => {
       readCount: 100,
       maxStreamsPerReader: 1_000,
       connectionName: 'probe-test',
-      listener: { entries: () => undefined, failed: () => undefined },
+      listener: { entries: () => undefined, failed: () => undefined, reset: () => undefined },
       onError: () => undefined,
       onRead: () => undefined,
       onReconnect: (connection) => reconnects.push(connection),

@@ -27,7 +27,7 @@ export class HubTestSource implements StreamSource {
   rejectNextInspect = false;
   /** Runs right before a range read is answered: lets a test trim history mid catch-up. */
   beforeRange: () => void = () => undefined;
-  listener: SourceListener = { entries: () => undefined, failed: () => undefined };
+  listener: SourceListener = { entries: () => undefined, failed: () => undefined, reset: () => undefined };
 
   append(n: number): void {
     for (let i = 0; i < n; i++) this.push(['data', JSON.stringify({ seq: this.entriesAdded + 1 })]);
@@ -37,8 +37,7 @@ export class HubTestSource implements StreamSource {
   push(fields: readonly string[], malformed?: string): StreamId {
     const seq = this.entriesAdded + 1;
     const id = this.incarnation === 1 ? `${seq}-0` : `0-${seq}`;
-    void malformed;
-    this.entries.push({ id, fields });
+    this.entries.push(malformed === undefined ? { id, fields } : { id, fields, malformed });
     this.entriesAdded++;
     return id;
   }
@@ -69,6 +68,7 @@ export class HubTestSource implements StreamSource {
   noticeReset(stream: StreamName = 'st'): void {
     if (!this.watched.has(stream)) return;
     this.watched.set(stream, '0-0');
+    this.listener.reset(stream);
   }
 
   /** What a live reader would do: hand over everything after each watched cursor. */
@@ -93,8 +93,8 @@ export class HubTestSource implements StreamSource {
     };
   }
 
-  /** The answer to an inspect is taken at call time and handed over once this settles, when set. */
-  holdInspect: Promise<void> | null = null;
+  /** When set, an inspect's answer is taken at call time and handed over once this call's promise settles. */
+  holdInspect: (() => Promise<void>) | null = null;
 
   inspect(_stream: string, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
     this.inspectCalls++;
@@ -107,7 +107,7 @@ export class HubTestSource implements StreamSource {
       value: { info: this.info(), probeExists: this.entries.some((e) => e.id === probe) },
     };
     const hold = this.holdInspect;
-    return hold === null ? Promise.resolve(answer) : hold.then(() => answer);
+    return hold === null ? Promise.resolve(answer) : hold().then(() => answer);
   }
 
   async range(_stream: string, after: StreamId, count: number): Promise<SourceResult<RangePage>> {
