@@ -40,4 +40,16 @@ describe('classifyRecovery', () => {
       after: '20-0',
     });
   });
+
+  it('says truncated for 0-0 when head entries were deleted with XDEL: the same metadata as a trim', () => {
+    // 1-0…5-0 written, 1-0 and 2-0 deleted with XDEL; a trim of 1-0 after XDEL 2-0 reads the same.
+    const xdelOnly = { lastGeneratedId: '5-0', firstEntryId: '3-0', length: 3, entriesAdded: 5, maxDeletedEntryId: '2-0' };
+    expect(classifyRecovery('0-0', xdelOnly, false)).toEqual({ recovery: 'truncated', after: '0-0' });
+    expect(classifyRecovery('1-0', xdelOnly, false)).toEqual({ recovery: 'truncated', after: '1-0' });
+    // Deleted inside the retained range: only XDEL can do that, so a resume from there lost nothing;
+    // from 0-0, an entry before the oldest retained one may still have been trimmed.
+    const xdelInside = { lastGeneratedId: '5-0', firstEntryId: '1-0', length: 3, entriesAdded: 5, maxDeletedEntryId: '3-0' };
+    expect(classifyRecovery('2-0', xdelInside, false)).toEqual({ recovery: 'recovered', after: '2-0' });
+    expect(classifyRecovery('0-0', xdelInside, false)).toEqual({ recovery: 'truncated', after: '0-0' });
+  });
 });

@@ -7,9 +7,12 @@ export type RecoveryDecision = { recovery: Recovery; after: StreamId };
 /**
  * Decides how a resume from `from` goes, from the stream's metadata alone. Redis trims from the
  * head, so an id older than the first retained entry is either trimmed (entries may be lost) or
- * from another incarnation of the key; `entriesAdded > length` tells the two apart. The rule errs
- * towards telling the client it lost something: a client whose `from` was exactly the last
- * trimmed entry hears `truncated` although it missed nothing.
+ * from another incarnation of the key; `entriesAdded > length` tells the two apart. Entries gone
+ * by XDEL are retractions, not losses, but before the first retained entry nothing tells them
+ * from trimmed ones (XTRIM leaves `maxDeletedEntryId` alone, and XDEL 2 plus a trim of 1 reads
+ * exactly like XDEL 1 2). So the rule errs towards telling the client it lost something: a client
+ * whose `from` was exactly the last trimmed entry, or whose older entries were only deleted,
+ * hears `truncated` although it missed nothing.
  *
  * `fromExists` is whether an entry with id `from` is still in the stream.
  */
