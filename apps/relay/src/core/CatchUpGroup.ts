@@ -39,10 +39,6 @@ export class CatchUpGroup {
 
   constructor(private readonly host: CatchUpHost) {}
 
-  get size(): number {
-    return this.members.size;
-  }
-
   add(sub: HubSubscriber): void {
     this.members.add(sub);
     if (!this.running) void this.run();

@@ -15,8 +15,9 @@ export interface Connection {
   readonly closed: boolean;
 }
 
-/** Publishes one serialized frame to every socket subscribed to `topic`; returns the count reached. */
+/** The pod's topics: one publish of a serialized frame reaches every socket subscribed to it. */
 export interface TopicPublisher {
   publish(topic: string, frame: string): void;
+  /** Sockets on `topic` now; the hub counts deliveries with it instead of a count from publish. */
   subscriberCount(topic: string): number;
 }

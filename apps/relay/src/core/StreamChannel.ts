@@ -33,7 +33,6 @@ export class StreamChannel implements CatchUpHost {
   private resets = 0;
   private isReady = false;
   private stopped = false;
-  private startFailed = false;
   private readonly waiting: HubSubscriber[] = [];
   private readonly catchUp: CatchUpGroup;
   private lingerTimer: NodeJS.Timeout | null = null;
@@ -44,15 +43,10 @@ export class StreamChannel implements CatchUpHost {
   ) {
     this.frames = new StreamFrames(stream);
     this.catchUp = new CatchUpGroup(this);
-    this.ready = this.start().then(
-      (result) => {
-        if (!result.ok) this.startFailed = true;
-        return result;
-      },
+    this.ready = this.start().catch(
       // A source that throws instead of answering must not leave every subscriber of the stream
-      // waiting for ever: the failure is typed, counted, and the channel is replaced on next use.
+      // waiting for ever: the failure is typed and counted, and the subscribers drop the channel.
       (cause: unknown): SourceResult<void> => {
-        this.startFailed = true;
         this.options.metrics.sourceError('start');
         return { ok: false, error: { code: 'source_unavailable', retryable: true, message: causeMessage(cause) } };
       },
@@ -107,11 +101,6 @@ export class StreamChannel implements CatchUpHost {
     if (this.lingerTimer === null) return;
     clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
-  }
-
-  /** Its first read failed: it never watches, and the hub replaces it for the next subscriber. */
-  get broken(): boolean {
-    return this.startFailed;
   }
 
   liveCursor(): StreamId {

@@ -32,11 +32,11 @@ describe('StreamHub start failures', () => {
     expect(hub.streamCount).toBe(0);
   });
 
-  it('replaces a failed channel that is still held, instead of failing every later subscriber', async () => {
+  it('retries the stream for the next subscriber after a failed start whose own subscriber had left', async () => {
     const { source, hub, connect } = hubFixture(3, 1 << 18, { lingerMs: 60_000 });
     source.rejectNextInspect = true;
     const gone = hub.subscribe(connect(), 'a', 'st', undefined, 0, ended);
-    // Removed before its start failed: the channel is left lingering, with its failed start.
+    // Removed before its start failed: the failed channel must still be dropped, not left to linger.
     hub.unsubscribe(gone);
     await withDeadline(gone.started, 2_000, 'start never settled');
     const next = hub.subscribe(connect(), 'b', 'st', undefined, 0, ended);

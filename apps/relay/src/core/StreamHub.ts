@@ -161,10 +161,6 @@ export class StreamHub {
 
   private channelFor(stream: StreamName): StreamChannel {
     let channel = this.channels.get(stream);
-    if (channel?.broken === true) {
-      channel.stop();
-      channel = undefined;
-    }
     if (channel === undefined) {
       const o = this.options;
       channel = new StreamChannel(stream, {

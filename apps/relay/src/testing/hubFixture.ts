@@ -150,10 +150,14 @@ export class HubTestConnection implements Connection {
   /** Bytes the socket still holds; grows by `frameCost` per send until the test drains it. */
   buffered = 0;
   frameCost = 0;
-  /** Sends fail (backpressure limit) while this is true. */
-  refuse = false;
+  /** How many of the next sends fail, as at uWS's backpressure limit. */
+  refuseNext = 0;
+  closedWith: { code: number; reason: string } | null = null;
   send(frame: string): boolean {
-    if (this.refuse) return false;
+    if (this.refuseNext > 0) {
+      this.refuseNext--;
+      return false;
+    }
     this.frames.push(JSON.parse(frame) as RecordedFrame);
     this.buffered += this.frameCost;
     return true;
@@ -170,8 +174,9 @@ export class HubTestConnection implements Connection {
   cork(fn: () => void): void {
     fn();
   }
-  close(): void {
+  close(code: number, reason: string): void {
     this.closed = true;
+    this.closedWith = { code, reason };
   }
   seqs(): number[] {
     return this.frames.filter((f) => f.op === 'event').map((f) => f.data?.seq ?? -1);
