@@ -3,8 +3,8 @@ import type { ClientFrame, RelayError, RelaySubscription, StreamName, SubscribeF
 import { fullJitterDelay } from './backoff.js';
 import type { ResolvedBackoff } from './backoff.js';
 import { StreamChannel } from './StreamChannel.js';
+import type { RefreshContext } from './StreamToken.js';
 import type { Subscriber } from './Subscription.js';
-import { checkToken, describeError, expiresSoon } from './tokens.js';
 import type { SubscriptionError } from './types.js';
 
 export interface FrameSink {
@@ -14,7 +14,8 @@ export interface FrameSink {
 
 /**
  * The relay subscriptions of the client, one per stream, and their lifecycle on the current
- * socket: subscribe (renewing a token near expiry first), retry with backoff, drop, unsubscribe.
+ * socket: subscribe (renewing a token near expiry first), refresh in place, retry with backoff,
+ * drop, unsubscribe.
  */
 export class ChannelRegistry {
   readonly #channels = new Map<StreamName, StreamChannel>();
@@ -44,12 +45,12 @@ export class ChannelRegistry {
   attach(sub: Subscriber, token: RelaySubscription<unknown>): void {
     const existing = this.#channels.get(token.stream);
     if (existing !== undefined) {
-      this.#join(existing, sub, token.token, token.expiresAt);
+      this.#join(existing, sub, token);
       return;
     }
     const channel = new StreamChannel(token);
     this.#channels.set(channel.stream, channel);
-    channel.subscribers.add(sub);
+    channel.add(sub);
     this.subscribe(channel, false);
   }
 
@@ -62,11 +63,22 @@ export class ChannelRegistry {
     for (const channel of this.#channels.values()) channel.disconnected();
   }
 
+  /**
+   * An `error` frame for `sid`: a refused refresh while one is in flight, else the end of the
+   * relay subscription. False when no relay subscription in force has that sid.
+   */
+  failed(sid: string, error: RelayError): boolean {
+    const channel = this.current(sid);
+    if (channel === undefined) return false;
+    if (channel.token.refreshing) channel.token.refused(sid, error, this.#refreshContext(channel));
+    else this.ended(channel, error);
+    return true;
+  }
+
   /** The relay ended `channel`'s subscription: retry it with backoff, or close its subscribers. */
   ended(channel: StreamChannel, error: RelayError): void {
-    if (channel.sid !== undefined) this.#bySid.delete(channel.sid);
-    channel.sid = undefined;
-    channel.refreshInFlight = false;
+    const sid = channel.unbind();
+    if (sid !== undefined) this.#bySid.delete(sid);
     if (!error.retryable) {
       this.drop(channel, error);
       return;
@@ -76,6 +88,12 @@ export class ChannelRegistry {
     this.#scheduleRetry(channel);
   }
 
+  /** The relay asked (`refresh_token`) for a new token for `sid`. */
+  refreshRequested(sid: string): void {
+    const channel = this.current(sid);
+    if (channel !== undefined) void channel.token.refreshInPlace(sid, this.#refreshContext(channel));
+  }
+
   clear(): void {
     for (const channel of this.#channels.values()) channel.cancelRetry();
     this.#channels.clear();
@@ -83,13 +101,10 @@ export class ChannelRegistry {
   }
 
   /** A second app subscription to a stream shares the relay subscription already there. */
-  #join(channel: StreamChannel, sub: Subscriber, token: string, expiresAt: number): void {
-    if (expiresAt > channel.expiresAt) {
-      channel.token = token;
-      channel.expiresAt = expiresAt;
-    }
+  #join(channel: StreamChannel, sub: Subscriber, token: RelaySubscription<unknown>): void {
+    channel.token.offer(token);
     const earliest = channel.resumeFrom();
-    channel.subscribers.add(sub);
+    channel.add(sub);
     if (sub.from === undefined) {
       const latest = channel.latestPosition();
       if (latest !== undefined) sub.setPosition(latest);
@@ -100,9 +115,11 @@ export class ChannelRegistry {
     if (channel.sid !== undefined && needsEarlier) {
       // The relay is already past what this subscriber asked for: start the relay subscription
       // over from the earlier id; the others drop the replayed entries as duplicates.
-      this.#bySid.delete(channel.sid);
-      this.#conn.send({ op: 'unsubscribe', sid: channel.sid });
-      channel.sid = undefined;
+      const sid = channel.unbind();
+      if (sid !== undefined) {
+        this.#bySid.delete(sid);
+        this.#conn.send({ op: 'unsubscribe', sid });
+      }
       channel.setPhase('idle');
       this.subscribe(channel, false);
       return;
@@ -111,75 +128,74 @@ export class ChannelRegistry {
   }
 
   subscribe(channel: StreamChannel, tokenIsFresh: boolean): void {
-    if (!this.#conn.isOpen) return;
-    if (channel.sid !== undefined || channel.preparing || channel.retryTimer !== undefined) return;
+    if (!this.#conn.isOpen || !channel.canSubscribe) return;
     // A token renewed just now is used even if it is short-lived, or a backend minting short
     // tokens would loop here.
-    if (!tokenIsFresh && expiresSoon(channel.expiresAt)) {
-      channel.preparing = true;
+    if (!tokenIsFresh && channel.token.renewalDue()) {
       void this.#renewThenSubscribe(channel);
       return;
     }
     const sid = `s${++this.#nextSid}`;
     const from = channel.resumeFrom();
-    const frame: SubscribeFrame = { op: 'subscribe', sid, token: channel.token };
+    const frame: SubscribeFrame = { op: 'subscribe', sid, token: channel.token.value };
     if (from !== undefined) frame.from = from;
     if (!this.#conn.send(frame)) return;
-    channel.sid = sid;
     this.#bySid.set(sid, channel);
-    channel.setPhase('subscribing');
+    channel.subscribing(sid);
   }
 
   async #renewThenSubscribe(channel: StreamChannel): Promise<void> {
-    const fetch = channel.fetchToken();
-    let value: unknown;
-    try {
-      if (fetch === undefined) return;
-      value = await fetch;
-    } catch (error) {
-      if (this.#channels.get(channel.stream) !== channel) return;
-      channel.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
-      this.#scheduleRetry(channel);
-      return;
-    } finally {
-      channel.preparing = false;
-    }
+    const renewal = channel.token.renew();
+    if (renewal === undefined) return;
+    channel.setPreparing(true);
+    const outcome = await renewal;
+    channel.setPreparing(false);
     if (this.#channels.get(channel.stream) !== channel) return;
-    const checked = checkToken(value, channel.stream);
-    if (!checked.ok) {
-      this.drop(channel, checked.error);
-      return;
+    if (outcome.ok) {
+      this.subscribe(channel, true);
+    } else if (outcome.error.retryable) {
+      channel.report(outcome.error);
+      this.#scheduleRetry(channel);
+    } else {
+      this.drop(channel, outcome.error);
     }
-    channel.token = checked.token.token;
-    channel.expiresAt = checked.token.expiresAt;
-    this.subscribe(channel, true);
   }
 
   #scheduleRetry(channel: StreamChannel): void {
-    channel.cancelRetry();
-    const delay = fullJitterDelay(channel.retryAttempt++, this.#backoff);
-    channel.retryTimer = setTimeout(() => {
-      channel.retryTimer = undefined;
-      if (this.#channels.get(channel.stream) === channel) this.subscribe(channel, false);
-    }, delay);
+    channel.retryLater(
+      (attempt) => fullJitterDelay(attempt, this.#backoff),
+      () => {
+        if (this.#channels.get(channel.stream) === channel) this.subscribe(channel, false);
+      },
+    );
+  }
+
+  #refreshContext(channel: StreamChannel): RefreshContext {
+    return {
+      isCurrent: (sid) => this.current(sid) === channel,
+      send: (frame) => this.#conn.send(frame),
+      report: (error) => channel.report(error),
+      retryDelay: (attempt) => fullJitterDelay(attempt, this.#backoff),
+    };
   }
 
   drop(channel: StreamChannel, error: SubscriptionError): void {
-    if (channel.sid !== undefined) this.#bySid.delete(channel.sid);
+    const sid = channel.unbind();
+    if (sid !== undefined) this.#bySid.delete(sid);
     this.#channels.delete(channel.stream);
-    for (const sub of channel.subscribers) this.#onReleased(sub);
-    channel.closeAll(error);
+    channel.closeAll(error, this.#onReleased);
   }
 
   /** Removes an unsubscribed subscriber; the relay subscription ends with its last subscriber. */
   detach(sub: Subscriber): void {
     const channel = sub.stream === undefined ? undefined : this.#channels.get(sub.stream);
-    if (channel === undefined || !channel.subscribers.delete(sub) || channel.subscribers.size > 0) return;
+    if (channel === undefined || !channel.remove(sub) || channel.size > 0) return;
     channel.cancelRetry();
     this.#channels.delete(channel.stream);
-    if (channel.sid !== undefined) {
-      this.#bySid.delete(channel.sid);
-      this.#conn.send({ op: 'unsubscribe', sid: channel.sid });
+    const sid = channel.unbind();
+    if (sid !== undefined) {
+      this.#bySid.delete(sid);
+      this.#conn.send({ op: 'unsubscribe', sid });
     }
   }
 }

@@ -19,7 +19,7 @@ export interface ConnectionHandlers {
 export class Connection {
   readonly url: string;
   readonly openedAt: number;
-  welcomed = false;
+  #welcomed = false;
   #socket: WebSocketLike;
   #handlers: ConnectionHandlers | undefined;
   #logger: RelayLogger;
@@ -39,6 +39,11 @@ export class Connection {
     });
     // The close event that always follows carries the code; the error event carries nothing useful.
     this.#socket.addEventListener('error', () => this.#logger.debug('socket error', { url }));
+  }
+
+  /** The relay greeted this socket: it reached a relay, not just a port. */
+  get welcomed(): boolean {
+    return this.#welcomed;
   }
 
   get isOpen(): boolean {
@@ -77,6 +82,7 @@ export class Connection {
       this.#dispatch('badFrame', (h) => h.onBadFrame(parsed.error));
       return;
     }
+    if (parsed.frame.op === 'welcome') this.#welcomed = true;
     this.#dispatch(parsed.frame.op, (h) => h.onFrame(parsed.frame));
   }
 

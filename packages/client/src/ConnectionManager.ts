@@ -100,7 +100,6 @@ export class ConnectionManager {
           },
           onFrame: (frame) => {
             if (conn === undefined || conn !== this.#connection) return;
-            if (frame.op === 'welcome') conn.welcomed = true;
             events.onFrame(frame);
           },
           onBadFrame: (error) => events.onBadFrame(error),

@@ -7,7 +7,6 @@ import { ConnectionManager } from './ConnectionManager.js';
 import type { ConnectionStatus } from './ConnectionManager.js';
 import { consoleLogger } from './logger.js';
 import type { RelayLogger } from './logger.js';
-import type { StreamChannel } from './StreamChannel.js';
 import { SubscriptionHandle } from './Subscription.js';
 import type { Subscriber } from './Subscription.js';
 import { checkToken, describeError } from './tokens.js';
@@ -101,15 +100,16 @@ export class RelayClient {
   }
 
   async #acquireToken(sub: Subscriber): Promise<void> {
-    sub.tokenTimer = undefined;
     let value: unknown;
     try {
       value = await sub.getToken();
     } catch (error) {
       if (sub.state === 'closed') return;
       sub.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
-      const delay = fullJitterDelay(sub.tokenAttempt++, this.#backoff);
-      sub.tokenTimer = setTimeout(() => void this.#acquireToken(sub), delay);
+      sub.retryTokenLater(
+        (attempt) => fullJitterDelay(attempt, this.#backoff),
+        () => void this.#acquireToken(sub),
+      );
       return;
     }
     if (sub.state === 'closed') return;
@@ -119,8 +119,7 @@ export class RelayClient {
       sub.fail(checked.error);
       return;
     }
-    sub.tokenAttempt = 0;
-    sub.stream = checked.token.stream;
+    sub.bindStream(checked.token.stream);
     this.#channels.attach(sub, checked.token);
   }
 
@@ -136,8 +135,6 @@ export class RelayClient {
           this.#logger.warn('subscribed frame names another stream', { sid: frame.sid, stream: frame.stream });
           return;
         }
-        channel.retryAttempt = 0;
-        channel.expiresAt = frame.exp * 1000;
         channel.applySubscribed(frame);
         return;
       }
@@ -154,10 +151,7 @@ export class RelayClient {
         return;
       case 'error': {
         const error: RelayError = { code: frame.code, retryable: frame.retryable, message: frame.message };
-        const channel = frame.sid === undefined ? undefined : this.#channels.current(frame.sid);
-        if (channel === undefined) this.#reportConnectionError(error);
-        else if (channel.refreshInFlight) this.#refreshRefused(channel, frame.sid ?? '', error);
-        else this.#channels.ended(channel, error);
+        if (frame.sid === undefined || !this.#channels.failed(frame.sid, error)) this.#reportConnectionError(error);
         return;
       }
       case 'unsubscribed': {
@@ -168,70 +162,17 @@ export class RelayClient {
         }
         return;
       }
-      case 'refresh_token': {
-        const channel = this.#channels.current(frame.sid);
-        if (channel !== undefined) void this.#refresh(channel, frame.sid);
+      case 'refresh_token':
+        this.#channels.refreshRequested(frame.sid);
         return;
-      }
-      case 'refreshed': {
-        const channel = this.#channels.current(frame.sid);
-        if (channel === undefined) return;
-        channel.expiresAt = frame.exp * 1000;
-        channel.refreshInFlight = false;
-        channel.refreshAttempt = 0;
+      case 'refreshed':
+        this.#channels.current(frame.sid)?.token.refreshed(frame.exp);
         return;
-      }
       case 'reconnect':
         for (const p of frame.positions) this.#channels.get(p.stream)?.adoptPosition(p.id);
         this.#conn.drain();
         return;
     }
-  }
-
-  /** Answers `refresh_token` with one `refresh`; further notices wait until `refreshed`. */
-  async #refresh(channel: StreamChannel, sid: string): Promise<void> {
-    if (channel.refreshInFlight) return;
-    const fetch = channel.fetchToken();
-    if (fetch === undefined) return;
-    channel.refreshInFlight = true;
-    let value: unknown;
-    try {
-      value = await fetch;
-    } catch (error) {
-      this.#refreshRefused(channel, sid, { code: 'token_fetch_failed', retryable: true, message: describeError(error) });
-      return;
-    }
-    const checked = checkToken(value, channel.stream);
-    if (!checked.ok) {
-      channel.refreshInFlight = false;
-      channel.report(checked.error);
-      return;
-    }
-    // Kept even if the socket changed meanwhile: the resubscribe then uses it.
-    channel.token = checked.token.token;
-    channel.expiresAt = checked.token.expiresAt;
-    const stillCurrent = this.#channels.current(sid) === channel;
-    if (!stillCurrent || !this.#conn.send({ op: 'refresh', sid, token: channel.token })) {
-      channel.refreshInFlight = false;
-    }
-  }
-
-  /**
-   * Retries a refresh that failed, with backoff. A relay refuses a refresh with an `error` frame and keeps the subscription until the old
-   * token expires (then it ends it with `unsubscribed`), so this is not the end of the channel.
-   */
-  #refreshRefused(channel: StreamChannel, sid: string, error: SubscriptionError): void {
-    channel.refreshInFlight = false;
-    channel.report(error);
-    if (!error.retryable) return;
-    if (channel.refreshTimer !== undefined) clearTimeout(channel.refreshTimer);
-    channel.refreshTimer = setTimeout(
-      () => {
-        channel.refreshTimer = undefined;
-        if (this.#channels.current(sid) === channel) void this.#refresh(channel, sid);
-      },
-      fullJitterDelay(channel.refreshAttempt++, this.#backoff),
-    );
   }
 
   #reportConnectionError(error: SubscriptionError): void {
@@ -245,14 +186,14 @@ export class RelayClient {
 
   #detach(sub: Subscriber): void {
     this.#subscribers.delete(sub);
-    if (sub.tokenTimer !== undefined) clearTimeout(sub.tokenTimer);
+    sub.cancelTokenRetry();
     this.#channels.detach(sub);
   }
 
   #failAll(error: ClientError | undefined): void {
     this.#channels.clear();
     for (const sub of this.#subscribers) {
-      if (sub.tokenTimer !== undefined) clearTimeout(sub.tokenTimer);
+      sub.cancelTokenRetry();
       sub.fail(error);
     }
     this.#subscribers.clear();

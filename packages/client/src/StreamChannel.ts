@@ -8,6 +8,7 @@ import type {
   StreamName,
   SubscribedFrame,
 } from '@streamgate/protocol';
+import { StreamToken } from './StreamToken.js';
 import type { Subscriber } from './Subscription.js';
 import type { SubscriptionError, SubscriptionState } from './types.js';
 
@@ -21,57 +22,85 @@ export type ChannelPhase = 'idle' | 'subscribing' | 'catching-up' | 'live';
  */
 export class StreamChannel {
   readonly stream: StreamName;
-  readonly subscribers = new Set<Subscriber>();
+  readonly token: StreamToken;
+  readonly #subscribers = new Set<Subscriber>();
   /** The sid of the relay subscription in force; undefined while none is (being) established. */
-  sid: string | undefined;
-  phase: ChannelPhase = 'idle';
-  token: string;
-  /** Milliseconds since the epoch. */
-  expiresAt: number;
-  /** Set from a `refresh_token` frame until `refreshed`, an error or a disconnect. */
-  refreshInFlight = false;
+  #sid: string | undefined;
+  #phase: ChannelPhase = 'idle';
   /** Set while a fresh token is fetched before a subscribe, so only one subscribe is prepared. */
-  preparing = false;
-  retryAttempt = 0;
-  retryTimer: ReturnType<typeof setTimeout> | undefined;
-  refreshAttempt = 0;
-  refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  #preparing = false;
+  #retryAttempt = 0;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(token: RelaySubscription<unknown>) {
     this.stream = token.stream;
-    this.token = token.token;
-    this.expiresAt = token.expiresAt;
+    this.token = new StreamToken(token, () => {
+      // Any open subscriber can mint tokens for the stream; the oldest one does.
+      const source: Subscriber | undefined = this.#subscribers.values().next().value;
+      return source === undefined ? undefined : () => source.getToken();
+    });
   }
 
-  #tokenFetch: Promise<unknown> | undefined;
+  get sid(): string | undefined {
+    return this.#sid;
+  }
 
-  /** Any open subscriber can mint tokens for the stream; the oldest one does. */
-  tokenSource(): Subscriber | undefined {
-    return this.subscribers.values().next().value;
+  get size(): number {
+    return this.#subscribers.size;
   }
 
   /**
-   * The `getToken()` call in flight for this stream, started if none is. A refresh asked for on
-   * one socket and a resubscribe on the next share it: one backend call per renewal, however the
-   * connection churns while it runs. Undefined when no subscriber is left to ask.
+   * No relay subscription is in force or being prepared, and no retry is waiting: a subscribe
+   * may be sent now.
    */
-  fetchToken(): Promise<unknown> | undefined {
-    if (this.#tokenFetch !== undefined) return this.#tokenFetch;
-    const source = this.tokenSource();
-    if (source === undefined) return undefined;
-    const fetch = Promise.resolve().then(() => source.getToken());
-    this.#tokenFetch = fetch;
-    const settle = (): void => {
-      if (this.#tokenFetch === fetch) this.#tokenFetch = undefined;
-    };
-    fetch.then(settle, settle);
-    return fetch;
+  get canSubscribe(): boolean {
+    return this.#sid === undefined && !this.#preparing && this.#retryTimer === undefined;
+  }
+
+  add(sub: Subscriber): void {
+    this.#subscribers.add(sub);
+  }
+
+  /** False when `sub` was not a subscriber. */
+  remove(sub: Subscriber): boolean {
+    return this.#subscribers.delete(sub);
+  }
+
+  /** A subscribe frame with `sid` went out. */
+  subscribing(sid: string): void {
+    this.#sid = sid;
+    this.setPhase('subscribing');
+  }
+
+  /**
+   * The relay subscription in force is over (ended by the relay, or replaced by the client);
+   * returns its sid, if there was one.
+   */
+  unbind(): string | undefined {
+    const sid = this.#sid;
+    this.#sid = undefined;
+    this.token.abandonRefresh();
+    return sid;
+  }
+
+  /** A token is being renewed before the next subscribe; `false` once that is settled. */
+  setPreparing(preparing: boolean): void {
+    this.#preparing = preparing;
+  }
+
+  /** Schedules the next subscribe attempt after the backoff `delayFor` gives for this attempt. */
+  retryLater(delayFor: (attempt: number) => number, retry: () => void): void {
+    this.cancelRetry();
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      retry();
+    }, delayFor(this.#retryAttempt++));
   }
 
   /** The earliest position any subscriber holds: resuming there loses nothing for anyone. */
   resumeFrom(): StreamId | undefined {
     let earliest: StreamId | undefined;
-    for (const sub of this.subscribers) {
+    for (const sub of this.#subscribers) {
       const p = sub.position;
       if (p !== undefined && (earliest === undefined || compareStreamIds(p, earliest) < 0)) earliest = p;
     }
@@ -80,7 +109,7 @@ export class StreamChannel {
 
   latestPosition(): StreamId | undefined {
     let latest: StreamId | undefined;
-    for (const sub of this.subscribers) {
+    for (const sub of this.#subscribers) {
       const p = sub.position;
       if (p !== undefined && (latest === undefined || compareStreamIds(p, latest) > 0)) latest = p;
     }
@@ -88,18 +117,20 @@ export class StreamChannel {
   }
 
   subscriberState(): SubscriptionState {
-    return this.phase === 'catching-up' || this.phase === 'live' ? this.phase : 'connecting';
+    return this.#phase === 'catching-up' || this.#phase === 'live' ? this.#phase : 'connecting';
   }
 
   setPhase(phase: ChannelPhase): void {
-    this.phase = phase;
+    this.#phase = phase;
     const state = this.subscriberState();
-    for (const sub of this.subscribers) sub.setState(state);
+    for (const sub of this.#subscribers) sub.setState(state);
   }
 
   applySubscribed(frame: SubscribedFrame): void {
-    this.phase = frame.recovery === 'fresh' ? 'live' : 'catching-up';
-    for (const sub of this.subscribers) {
+    this.#retryAttempt = 0;
+    this.token.confirmExpiry(frame.exp);
+    this.#phase = frame.recovery === 'fresh' ? 'live' : 'catching-up';
+    for (const sub of this.#subscribers) {
       const previousPosition = sub.position;
       // The relay's word is final: truncated and reset both mean entries were lost to this client.
       if (frame.recovery === 'truncated' || frame.recovery === 'reset') {
@@ -112,8 +143,8 @@ export class StreamChannel {
   }
 
   applyLive(frame: LiveFrame): void {
-    this.phase = 'live';
-    for (const sub of this.subscribers) {
+    this.#phase = 'live';
+    for (const sub of this.#subscribers) {
       // Everything up to the live position has been sent; a subscriber behind it saw no entries
       // in between (they would have advanced it), so it may move up.
       if (sub.position === undefined || compareStreamIds(sub.position, frame.position) < 0) {
@@ -125,42 +156,47 @@ export class StreamChannel {
 
   deliver(frame: EventFrame): void {
     const meta = { id: frame.id, stream: frame.stream };
-    for (const sub of this.subscribers) sub.deliver(frame.data, meta);
+    for (const sub of this.#subscribers) sub.deliver(frame.data, meta);
   }
 
   skipMalformed(frame: MalformedFrame): void {
     const meta = { id: frame.id, stream: frame.stream };
-    for (const sub of this.subscribers) sub.skipMalformed(meta, frame.reason);
+    for (const sub of this.#subscribers) sub.skipMalformed(meta, frame.reason);
   }
 
   /** A drain notice names the relay's position; a subscriber keeps its own when it is later. */
   adoptPosition(id: StreamId): void {
-    for (const sub of this.subscribers) {
+    for (const sub of this.#subscribers) {
       if (sub.position === undefined || compareStreamIds(sub.position, id) < 0) sub.setPosition(id);
     }
   }
 
   disconnected(): void {
-    this.sid = undefined;
+    this.unbind();
     // `preparing` stays: the token fetch in flight finishes and subscribes on the next socket.
-    this.refreshInFlight = false;
     this.setPhase('idle');
   }
 
   report(error: SubscriptionError): void {
-    for (const sub of this.subscribers) sub.report(error);
+    for (const sub of this.#subscribers) sub.report(error);
   }
 
-  closeAll(error: SubscriptionError | undefined): void {
+  /**
+   * Ends every subscriber (with `error`, if the channel failed); `released` hears of each one
+   * before any is told, so the client has forgotten them all by the time their callbacks run.
+   */
+  closeAll(error: SubscriptionError | undefined, released: (sub: Subscriber) => void = () => undefined): void {
     this.cancelRetry();
-    for (const sub of [...this.subscribers]) sub.fail(error);
-    this.subscribers.clear();
+    const closed = [...this.#subscribers];
+    for (const sub of closed) released(sub);
+    for (const sub of closed) sub.fail(error);
+    this.#subscribers.clear();
   }
 
+  /** Cancels the pending subscribe retry and refresh retry, if any. */
   cancelRetry(): void {
-    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
-    if (this.refreshTimer !== undefined) clearTimeout(this.refreshTimer);
-    this.retryTimer = undefined;
-    this.refreshTimer = undefined;
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.token.cancelRefreshRetry();
   }
 }
