@@ -1,14 +1,14 @@
 import { relayError } from '@streamgate/protocol';
 import type { RelayError, ServerFrame } from '@streamgate/protocol';
-import { ChannelRegistry } from './ChannelRegistry.js';
+import { SharedSubscriptionRegistry } from './SharedSubscriptionRegistry.js';
 import { fullJitterDelay, resolveBackoff } from './backoff.js';
 import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
-import { ConnectionManager } from './ConnectionManager.js';
-import type { ConnectionStatus } from './ConnectionManager.js';
+import { ReconnectingSocket } from './ReconnectingSocket.js';
+import type { ConnectionStatus } from './ReconnectingSocket.js';
 import { consoleLogger } from './logger.js';
 import type { RelayLogger } from './logger.js';
-import { SubscriptionHandle } from './Subscription.js';
-import type { Subscriber } from './Subscription.js';
+import { SubscriptionHandle } from './SubscriptionHandle.js';
+import type { Subscriber } from './SubscriptionHandle.js';
 import { checkToken, describeError } from './tokens.js';
 import type { ClientError, SubscribeOptions, Subscription, SubscriptionError } from './types.js';
 import type { WebSocketConstructor } from './webSocketLike.js';
@@ -31,8 +31,8 @@ export class RelayClient {
   readonly #backoff: ResolvedBackoff;
   readonly #logger: RelayLogger;
   readonly #onError: ((error: SubscriptionError) => void) | undefined;
-  readonly #conn: ConnectionManager;
-  readonly #channels: ChannelRegistry;
+  readonly #conn: ReconnectingSocket;
+  readonly #shared: SharedSubscriptionRegistry;
   /** Every open subscription, including those still waiting for their first token. */
   readonly #subscribers = new Set<Subscriber>();
   #closed = false;
@@ -46,17 +46,17 @@ export class RelayClient {
     this.#backoff = resolveBackoff(options.backoff);
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
-    this.#conn = new ConnectionManager({
+    this.#conn = new ReconnectingSocket({
       urls: [...options.urls],
       WebSocket: WebSocketImpl,
       backoff: this.#backoff,
       logger: this.#logger,
       healthyAfterMs: options.healthyAfterMs ?? 5_000,
       events: {
-        onOpen: () => this.#channels.subscribeAll(),
+        onOpen: () => this.#shared.subscribeAll(),
         onFrame: (frame) => this.#onFrame(frame),
         onBadFrame: (error) => this.#reportConnectionError(error),
-        onDisconnected: () => this.#channels.disconnected(),
+        onDisconnected: () => this.#shared.disconnected(),
         onHalted: (code, reason) => {
           const suffix = reason === '' ? '' : `: ${reason}`;
           this.#failAll({
@@ -67,7 +67,7 @@ export class RelayClient {
         },
       },
     });
-    this.#channels = new ChannelRegistry(this.#conn, this.#backoff, (sub) => this.#subscribers.delete(sub));
+    this.#shared = new SharedSubscriptionRegistry(this.#conn, this.#backoff, (sub) => this.#subscribers.delete(sub));
   }
 
   get status(): ConnectionStatus {
@@ -120,7 +120,7 @@ export class RelayClient {
       return;
     }
     sub.bindStream(checked.token.stream);
-    this.#channels.attach(sub, checked.token);
+    this.#shared.attach(sub, checked.token);
   }
 
   #onFrame(frame: ServerFrame): void {
@@ -129,47 +129,47 @@ export class RelayClient {
       case 'pong':
         return;
       case 'subscribed': {
-        const channel = this.#channels.current(frame.sid);
-        if (channel === undefined) return;
-        if (frame.stream !== channel.stream) {
+        const shared = this.#shared.current(frame.sid);
+        if (shared === undefined) return;
+        if (frame.stream !== shared.stream) {
           this.#logger.warn('subscribed frame names another stream', { sid: frame.sid, stream: frame.stream });
           return;
         }
-        channel.applySubscribed(frame);
+        shared.applySubscribed(frame);
         return;
       }
       case 'live':
-        this.#channels.current(frame.sid)?.applyLive(frame);
+        this.#shared.current(frame.sid)?.applyLive(frame);
         return;
       case 'event':
         // Routed by stream, not sid: entries still in flight from a replaced relay subscription
         // are real entries, and each subscriber's position filters any it already has.
-        this.#channels.get(frame.stream)?.deliver(frame);
+        this.#shared.get(frame.stream)?.deliver(frame);
         return;
       case 'malformed':
-        this.#channels.get(frame.stream)?.skipMalformed(frame);
+        this.#shared.get(frame.stream)?.skipMalformed(frame);
         return;
       case 'error': {
         const error: RelayError = { code: frame.code, retryable: frame.retryable, message: frame.message };
-        if (frame.sid === undefined || !this.#channels.failed(frame.sid, error)) this.#reportConnectionError(error);
+        if (frame.sid === undefined || !this.#shared.failed(frame.sid, error)) this.#reportConnectionError(error);
         return;
       }
       case 'unsubscribed': {
-        // Usually after an `error` frame that already ended the channel; alone, it ends it here.
-        const channel = frame.reason === 'client' ? undefined : this.#channels.current(frame.sid);
-        if (channel !== undefined && frame.reason !== 'client') {
-          this.#channels.ended(channel, relayError(frame.reason, 'the relay ended the subscription'));
+        // Usually after an `error` frame that already ended the shared subscription; alone, it ends it here.
+        const shared = frame.reason === 'client' ? undefined : this.#shared.current(frame.sid);
+        if (shared !== undefined && frame.reason !== 'client') {
+          this.#shared.ended(shared, relayError(frame.reason, 'the relay ended the subscription'));
         }
         return;
       }
       case 'refresh_token':
-        this.#channels.refreshRequested(frame.sid);
+        this.#shared.refreshRequested(frame.sid);
         return;
       case 'refreshed':
-        this.#channels.current(frame.sid)?.token.refreshed(frame.exp);
+        this.#shared.current(frame.sid)?.token.refreshed(frame.exp);
         return;
       case 'reconnect':
-        for (const p of frame.positions) this.#channels.get(p.stream)?.adoptPosition(p.id);
+        for (const p of frame.positions) this.#shared.get(p.stream)?.adoptPosition(p.id);
         this.#conn.drain();
         return;
     }
@@ -187,11 +187,11 @@ export class RelayClient {
   #detach(sub: Subscriber): void {
     this.#subscribers.delete(sub);
     sub.cancelTokenRetry();
-    this.#channels.detach(sub);
+    this.#shared.detach(sub);
   }
 
   #failAll(error: ClientError | undefined): void {
-    this.#channels.clear();
+    this.#shared.clear();
     for (const sub of this.#subscribers) {
       sub.cancelTokenRetry();
       sub.fail(error);

@@ -9,24 +9,24 @@ import type {
   SubscribedFrame,
 } from '@streamgate/protocol';
 import { StreamToken } from './StreamToken.js';
-import type { Subscriber } from './Subscription.js';
+import type { Subscriber } from './SubscriptionHandle.js';
 import type { SubscriptionError, SubscriptionState } from './types.js';
 
-export type ChannelPhase = 'idle' | 'subscribing' | 'catching-up' | 'live';
+export type SharedSubscriptionPhase = 'idle' | 'subscribing' | 'catching-up' | 'live';
 
 /**
  * The relay subscription for one stream on the current socket, shared by every app
  * subscription to that stream (the relay allows one per stream per socket). Each subscriber
- * keeps its own position, so the channel resumes from the earliest of them and later ones drop
+ * keeps its own position, so the relay subscription resumes from the earliest of them and later ones drop
  * what they already have.
  */
-export class StreamChannel {
+export class SharedSubscription {
   readonly stream: StreamName;
   readonly token: StreamToken;
   readonly #subscribers = new Set<Subscriber>();
   /** The sid of the relay subscription in force; undefined while none is (being) established. */
   #sid: string | undefined;
-  #phase: ChannelPhase = 'idle';
+  #phase: SharedSubscriptionPhase = 'idle';
   /** Set while a fresh token is fetched before a subscribe, so only one subscribe is prepared. */
   #preparing = false;
   #retryAttempt = 0;
@@ -120,7 +120,7 @@ export class StreamChannel {
     return this.#phase === 'catching-up' || this.#phase === 'live' ? this.#phase : 'connecting';
   }
 
-  setPhase(phase: ChannelPhase): void {
+  setPhase(phase: SharedSubscriptionPhase): void {
     this.#phase = phase;
     const state = this.subscriberState();
     for (const sub of this.#subscribers) sub.setState(state);
@@ -182,7 +182,7 @@ export class StreamChannel {
   }
 
   /**
-   * Ends every subscriber (with `error`, if the channel failed); `released` hears of each one
+   * Ends every subscriber (with `error`, if the relay subscription failed); `released` hears of each one
    * before any is told, so the client has forgotten them all by the time their callbacks run.
    */
   closeAll(error: SubscriptionError | undefined, released: (sub: Subscriber) => void = () => undefined): void {

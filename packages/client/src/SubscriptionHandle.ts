@@ -11,8 +11,8 @@ import type {
 } from './types.js';
 
 /**
- * What the client and a stream channel need from one app subscription, without its payload
- * type: subscribers of different `T` can share a channel, and `T` only matters at `onEvent`.
+ * What the client and a shared subscription need from one app subscription, without its payload
+ * type: subscribers of different `T` can share one relay subscription, and `T` only matters at `onEvent`.
  */
 export interface Subscriber {
   readonly key: number;
