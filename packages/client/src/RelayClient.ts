@@ -24,6 +24,11 @@ export interface RelayClientOptions {
   onError?: (error: SubscriptionError) => void;
   /** A connection that stayed up this long resets the backoff. Default 5 s. */
   healthyAfterMs?: number;
+  /**
+   * Draws where in its renewal window each token is renewed (see `TOKEN_RENEW_MARGIN_MS`).
+   * Default `Math.random`; tests pass their own.
+   */
+  random?: () => number;
 }
 
 /** One socket to a relay, shared by every subscription, with resume, token refresh and backoff. */
@@ -67,7 +72,12 @@ export class RelayClient {
         },
       },
     });
-    this.#shared = new SharedSubscriptionRegistry(this.#conn, this.#backoff, (sub) => this.#subscribers.delete(sub));
+    this.#shared = new SharedSubscriptionRegistry(
+      this.#conn,
+      this.#backoff,
+      (sub) => this.#subscribers.delete(sub),
+      options.random,
+    );
   }
 
   get status(): ConnectionStatus {

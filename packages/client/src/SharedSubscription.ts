@@ -9,6 +9,7 @@ import type {
   SubscribedFrame,
 } from '@streamgate/protocol';
 import { StreamToken } from './StreamToken.js';
+import type { TokenSource } from './StreamToken.js';
 import type { Subscriber } from './SubscriptionHandle.js';
 import type { SubscriptionError, SubscriptionState } from './types.js';
 
@@ -32,13 +33,15 @@ export class SharedSubscription {
   #retryAttempt = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(token: RelaySubscription<unknown>) {
+  /** `random` draws each token's renewal moment. */
+  constructor(token: RelaySubscription<unknown>, random?: () => number) {
     this.stream = token.stream;
-    this.token = new StreamToken(token, () => {
+    const source = (): TokenSource | undefined => {
       // Any open subscriber can mint tokens for the stream; the oldest one does.
-      const source: Subscriber | undefined = this.#subscribers.values().next().value;
-      return source === undefined ? undefined : () => source.getToken();
-    });
+      const oldest: Subscriber | undefined = this.#subscribers.values().next().value;
+      return oldest === undefined ? undefined : () => oldest.getToken();
+    };
+    this.token = new StreamToken(token, source, random);
   }
 
   get sid(): string | undefined {

@@ -23,12 +23,19 @@ export class SharedSubscriptionRegistry {
   readonly #conn: FrameSender;
   readonly #backoff: ResolvedBackoff;
   readonly #onReleased: (sub: Subscriber) => void;
+  readonly #random: (() => number) | undefined;
   #nextSid = 0;
 
-  constructor(conn: FrameSender, backoff: ResolvedBackoff, onReleased: (sub: Subscriber) => void) {
+  constructor(
+    conn: FrameSender,
+    backoff: ResolvedBackoff,
+    onReleased: (sub: Subscriber) => void,
+    random?: () => number,
+  ) {
     this.#conn = conn;
     this.#backoff = backoff;
     this.#onReleased = onReleased;
+    this.#random = random;
   }
 
   get(stream: StreamName): SharedSubscription | undefined {
@@ -48,7 +55,7 @@ export class SharedSubscriptionRegistry {
       this.#join(existing, sub, token);
       return;
     }
-    const shared = new SharedSubscription(token);
+    const shared = new SharedSubscription(token, this.#random);
     this.#byStream.set(shared.stream, shared);
     shared.add(sub);
     this.subscribe(shared, false);

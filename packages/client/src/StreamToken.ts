@@ -1,5 +1,6 @@
+import { tokenRefreshDelayMs } from '@streamgate/protocol';
 import type { RefreshFrame, RelaySubscription, StreamName } from '@streamgate/protocol';
-import { checkToken, describeError, expiresSoon } from './tokens.js';
+import { checkToken, describeError, expiresSoon, TOKEN_RENEW_MARGIN_MS } from './tokens.js';
 import type { ClientError, SubscriptionError } from './types.js';
 
 /** Mints a token for the stream: the `getToken` of one of its open subscriptions. */
@@ -21,24 +22,44 @@ export interface RefreshContext {
  * The token a stream's relay subscription uses, and every way it is renewed: before a
  * (re)subscribe when it is due, and in place when the relay asks with `refresh_token`. All
  * renewals share one `getToken()` call in flight.
+ *
+ * When a token is due follows the protocol's `tokenRefreshDelayMs`, as the relay's notices do:
+ * a moment drawn once per token, uniformly over the last third of its life closing
+ * `TOKEN_RENEW_MARGIN_MS` before expiry, so clients whose tokens were minted in one burst do
+ * not come back to the backend in one burst when they reconnect.
  */
 export class StreamToken {
   readonly #stream: StreamName;
   readonly #source: () => TokenSource | undefined;
+  readonly #random: () => number;
   #token: string;
   /** Milliseconds since the epoch. */
   #expiresAt: number;
+  /**
+   * When the client got the token, standing in for its `iat`: the client does not decode
+   * tokens, and a backend may hand out one it minted earlier.
+   */
+  #receivedAt: number;
+  /** The token's place in its renewal window, in [0, 1]: drawn once, so resubscribes do not redraw it. */
+  #draw: number;
   #fetch: Promise<unknown> | undefined;
   /** Set from a `refresh_token` frame until `refreshed`, an error or a disconnect. */
   #refreshInFlight = false;
   #refreshAttempt = 0;
   #refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(initial: RelaySubscription<unknown>, source: () => TokenSource | undefined) {
+  constructor(
+    initial: RelaySubscription<unknown>,
+    source: () => TokenSource | undefined,
+    random: () => number = Math.random,
+  ) {
     this.#stream = initial.stream;
+    this.#source = source;
+    this.#random = random;
     this.#token = initial.token;
     this.#expiresAt = initial.expiresAt;
-    this.#source = source;
+    this.#receivedAt = Date.now();
+    this.#draw = random();
   }
 
   get value(): string {
@@ -65,9 +86,24 @@ export class StreamToken {
     this.#expiresAt = expSeconds * 1000;
   }
 
-  /** Whether the token should be renewed before it is used to (re)subscribe. */
+  /** Milliseconds since the epoch from which a (re)subscribe renews the token first. */
+  get renewAt(): number {
+    const iatMs = this.#receivedAt;
+    const lifetime = {
+      iatSeconds: iatMs / 1000,
+      expSeconds: this.#expiresAt / 1000,
+      leadSeconds: TOKEN_RENEW_MARGIN_MS / 1000,
+    };
+    return iatMs + tokenRefreshDelayMs(lifetime, iatMs, () => this.#draw);
+  }
+
+  /**
+   * Whether the token should be renewed before it is used to (re)subscribe: its renewal moment
+   * has come, or it expires within `TOKEN_RENEW_MARGIN_MS` (a token that short-lived would need
+   * renewing at once anyway).
+   */
   renewalDue(now: number = Date.now()): boolean {
-    return expiresSoon(this.#expiresAt, now);
+    return now >= this.renewAt || expiresSoon(this.#expiresAt, now);
   }
 
   /**
@@ -142,6 +178,8 @@ export class StreamToken {
   #adopt(token: RelaySubscription<unknown>): void {
     this.#token = token.token;
     this.#expiresAt = token.expiresAt;
+    this.#receivedAt = Date.now();
+    this.#draw = this.#random();
   }
 
   /**
