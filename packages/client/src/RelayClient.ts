@@ -159,6 +159,10 @@ export class RelayClient {
       case 'malformed':
         this.#shared.get(frame.stream)?.skipMalformed(frame);
         return;
+      case 'stream_reset':
+        // By stream, like events: the entries of the new incarnation that follow it are.
+        this.#shared.get(frame.stream)?.applyReset(frame);
+        return;
       case 'error': {
         const error: RelayError = { code: frame.code, retryable: frame.retryable, message: frame.message };
         if (frame.sid === undefined || !this.#shared.failed(frame.sid, error)) this.#reportConnectionError(error);

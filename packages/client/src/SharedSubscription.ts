@@ -6,6 +6,7 @@ import type {
   RelaySubscription,
   StreamId,
   StreamName,
+  StreamResetFrame,
   SubscribedFrame,
 } from '@streamgate/protocol';
 import { StreamToken } from './StreamToken.js';
@@ -165,6 +166,11 @@ export class SharedSubscription {
   skipMalformed(frame: MalformedFrame): void {
     const meta = { id: frame.id, stream: frame.stream };
     for (const sub of this.#subscribers) sub.skipMalformed(meta, frame.reason);
+  }
+
+  /** The stream was recreated: every subscriber starts over at `frame.position`. */
+  applyReset(frame: StreamResetFrame): void {
+    for (const sub of this.#subscribers) sub.reset(this.stream, frame.position);
   }
 
   /** A drain notice names the relay's position; a subscriber keeps its own when it is later. */

@@ -4,6 +4,7 @@ import type { RelayLogger } from './logger.js';
 import type {
   EventMeta,
   RecoveryInfo,
+  ResetInfo,
   SubscribeOptions,
   Subscription,
   SubscriptionError,
@@ -31,6 +32,8 @@ export interface Subscriber {
   deliver(data: unknown, meta: EventMeta): void;
   skipMalformed(meta: EventMeta, reason: string): void;
   recover(info: RecoveryInfo): void;
+  /** The stream was recreated: the position becomes `position`, so lower ids are accepted. */
+  reset(stream: StreamName, position: StreamId): void;
   report(error: SubscriptionError): void;
   fail(error: SubscriptionError | undefined): void;
 }
@@ -137,6 +140,13 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
     this.#position = info.position;
     this.setState('unrecovered');
     this.#call('onRecovery', () => this.#options.onRecovery?.(info));
+  }
+
+  reset(stream: StreamName, position: StreamId): void {
+    if (this.#state === 'closed') return;
+    const info: ResetInfo = { stream, previousPosition: this.#position, position };
+    this.#position = position;
+    this.#call('onReset', () => this.#options.onReset?.(info));
   }
 
   report(error: SubscriptionError): void {

@@ -11,6 +11,7 @@ export type {
   ClientErrorCode,
   EventMeta,
   RecoveryInfo,
+  ResetInfo,
   SubscribeOptions,
   Subscription,
   SubscriptionError,

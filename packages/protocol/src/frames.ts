@@ -113,6 +113,14 @@ export const malformedFrameSchema = z.object({
   reason: z.string(),
 });
 
+/** A watched stream's key was deleted and recreated: every entry of the new incarnation follows. */
+export const streamResetFrameSchema = z.object({
+  op: z.literal('stream_reset'),
+  stream: streamNameSchema,
+  /** The position delivery continues after: the client's new last id for this stream. */
+  position: streamIdSchema,
+});
+
 export const errorFrameSchema = z.object({
   op: z.literal('error'),
   sid: subscriptionIdSchema.optional(),
@@ -158,6 +166,7 @@ export const serverFrameSchema = z.discriminatedUnion('op', [
   liveFrameSchema,
   eventFrameSchema,
   malformedFrameSchema,
+  streamResetFrameSchema,
   errorFrameSchema,
   unsubscribedFrameSchema,
   refreshTokenFrameSchema,
@@ -171,6 +180,7 @@ export type SubscribedFrame = z.infer<typeof subscribedFrameSchema>;
 export type LiveFrame = z.infer<typeof liveFrameSchema>;
 export type EventFrame = z.infer<typeof eventFrameSchema>;
 export type MalformedFrame = z.infer<typeof malformedFrameSchema>;
+export type StreamResetFrame = z.infer<typeof streamResetFrameSchema>;
 export type ErrorFrame = z.infer<typeof errorFrameSchema>;
 export type UnsubscribedFrame = z.infer<typeof unsubscribedFrameSchema>;
 export type RefreshTokenFrame = z.infer<typeof refreshTokenFrameSchema>;

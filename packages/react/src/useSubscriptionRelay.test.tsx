@@ -89,6 +89,29 @@ describe('useSubscriptionRelay', () => {
     await until('unsubscribe b', () => r.frames('unsubscribe')[1]);
   });
 
+  it('calls onReset when the stream is recreated and delivers the new incarnation', async () => {
+    const { r, wrapper } = await setup();
+    const log: string[] = [];
+    const { result } = renderHook(
+      () =>
+        useSubscriptionRelay({
+          query: procedure,
+          input: { id: 'a' },
+          onSubscriptionData: (data, meta) => log.push(`${data.n}@${meta.id}`),
+          onReset: (info) => log.push(`reset ${info.previousPosition ?? '-'}→${info.position}`),
+        }),
+      { wrapper },
+    );
+    const { sid } = await until('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid, stream: 'ticks:a', recovery: 'fresh', position: '1-0', exp: exp() });
+    r.send(0, { op: 'event', stream: 'ticks:a', id: '8-0', data: { n: 8 } });
+    await until('the old incarnation', () => result.current.position === '8-0');
+    r.send(0, { op: 'stream_reset', stream: 'ticks:a', position: '0-0' });
+    r.send(0, { op: 'event', stream: 'ticks:a', id: '1-1', data: { n: 1 } });
+    await until('the new incarnation', () => result.current.position === '1-1');
+    expect(log).toEqual(['8@8-0', 'reset 8-0→0-0', '1@1-1']);
+  });
+
   it('surfaces a closing error', async () => {
     const { r, wrapper } = await setup();
     const { result } = renderHook(
