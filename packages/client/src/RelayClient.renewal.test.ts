@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tokenRefreshWindow } from '@streamgate/protocol';
-import { scriptedFixtures, STREAM } from './testing/scriptedClient.js';
-import type { Tick } from './testing/scriptedClient.js';
-import { tokenFor, waitFor } from './testing/scriptedRelay.js';
+import { scriptedFixtures, STREAM, tokenFor, waitForValue } from '@streamgate/testkit/client';
+import type { Tick } from '@streamgate/testkit/client';
+import { RelayClient } from './RelayClient.js';
 import { TOKEN_RENEW_MARGIN_MS } from './tokens.js';
 
-const { relay, client } = scriptedFixtures();
+const { relay, client } = scriptedFixtures(RelayClient);
 const LIFETIME_MS = 600_000;
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -33,14 +33,14 @@ async function resubscribeAfter(
     getToken: () => Promise.resolve(tokenFor<Tick>(STREAM, `jwt-${++calls}`, calls === 1 ? lifetimeMs : LIFETIME_MS)),
     onEvent: () => undefined,
   });
-  const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+  const first = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
   expect(first.token).toBe('jwt-1');
   r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: (T0 + lifetimeMs) / 1000 });
-  await waitFor('live', () => sub.state === 'live');
+  await waitForValue('live', () => sub.state === 'live');
 
   vi.setSystemTime(T0 + elapsedMs);
   r.sockets[0]?.terminate();
-  const again = await waitFor('resubscribe', () => r.frames('subscribe', 1)[0]);
+  const again = await waitForValue('resubscribe', () => r.frames('subscribe', 1)[0]);
   return { token: again.token, calls };
 }
 
