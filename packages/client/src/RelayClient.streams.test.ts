@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { expSoon, scriptedFixtures, STREAM } from './testing/scriptedClient.js';
-import type { Tick } from './testing/scriptedClient.js';
-import { tokenFor, waitFor } from './testing/scriptedRelay.js';
+import { expSoon, scriptedFixtures, STREAM, tokenFor, waitForValue } from '@streamgate/testkit/client';
+import type { Tick } from '@streamgate/testkit/client';
+import { RelayClient } from './RelayClient.js';
 import type { RecoveryInfo, SubscriptionError, SubscriptionState } from './types.js';
 
 const exp = expSoon;
-const { setup } = scriptedFixtures();
+const { setup } = scriptedFixtures(RelayClient);
 
 describe('RelayClient stream routing', () => {
   it('multiplexes two app subscriptions to one stream onto one relay subscription', async () => {
@@ -14,24 +14,24 @@ describe('RelayClient stream routing', () => {
     const b: number[] = [];
     const getToken = () => Promise.resolve(tokenFor<Tick>(STREAM));
     const subA = c.subscribe({ getToken, onEvent: (d) => a.push(d.n) });
-    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const { sid } = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
-    await waitFor('A live', () => subA.state === 'live');
+    await waitForValue('A live', () => subA.state === 'live');
     const subB = c.subscribe({ getToken, onEvent: (d) => b.push(d.n) });
-    await waitFor('B joined live', () => subB.state === 'live');
+    await waitForValue('B joined live', () => subB.state === 'live');
 
     r.send(0, { op: 'event', stream: STREAM, id: '2-0', data: { n: 2 } });
-    await waitFor('both saw the event', () => a.length === 1 && b.length === 1);
+    await waitForValue('both saw the event', () => a.length === 1 && b.length === 1);
     expect(r.frames('subscribe')).toHaveLength(1);
 
     subA.unsubscribe();
     r.send(0, { op: 'event', stream: STREAM, id: '3-0', data: { n: 3 } });
-    await waitFor('B saw the next event', () => b.length === 2);
+    await waitForValue('B saw the next event', () => b.length === 2);
     expect(a).toEqual([2]);
     expect(r.frames('unsubscribe')).toHaveLength(0);
 
     subB.unsubscribe();
-    await waitFor('an unsubscribe frame', () => r.frames('unsubscribe')[0]);
+    await waitForValue('an unsubscribe frame', () => r.frames('unsubscribe')[0]);
     expect(r.frames('unsubscribe')).toEqual([{ op: 'unsubscribe', sid }]);
     expect([subA.state, subB.state]).toEqual(['closed', 'closed']);
   });
@@ -42,18 +42,18 @@ describe('RelayClient stream routing', () => {
     const b: number[] = [];
     const getToken = () => Promise.resolve(tokenFor<Tick>(STREAM));
     const subA = c.subscribe({ getToken, from: '5-0', onEvent: (d) => a.push(d.n) });
-    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const first = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'recovered', position: '5-0', exp: exp() });
     r.send(0, { op: 'live', sid: first.sid, position: '5-0' });
-    await waitFor('A live', () => subA.state === 'live');
+    await waitForValue('A live', () => subA.state === 'live');
 
     c.subscribe({ getToken, from: '3-0', onEvent: (d) => b.push(d.n) });
-    const second = await waitFor('a second subscribe', () => r.frames('subscribe')[1]);
+    const second = await waitForValue('a second subscribe', () => r.frames('subscribe')[1]);
     expect(r.frames('unsubscribe')).toEqual([{ op: 'unsubscribe', sid: first.sid }]);
     expect(second.from).toBe('3-0');
     r.send(0, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'recovered', position: '3-0', exp: exp() });
     for (const n of [4, 5, 6]) r.send(0, { op: 'event', stream: STREAM, id: `${n}-0`, data: { n } });
-    await waitFor('B caught up', () => b.length === 3);
+    await waitForValue('B caught up', () => b.length === 3);
     expect(b).toEqual([4, 5, 6]);
     expect(a).toEqual([6]);
     expect(subA.duplicatesIgnored).toBe(2);
@@ -67,10 +67,10 @@ describe('RelayClient stream routing', () => {
       onEvent: () => undefined,
       onError: (e) => errors.push(e),
     });
-    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const { sid } = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
     r.send(0, { op: 'malformed', stream: STREAM, id: '2-0', reason: 'entry has no "data" field' });
-    await waitFor('position advanced', () => sub.position === '2-0');
+    await waitForValue('position advanced', () => sub.position === '2-0');
     expect(errors).toEqual([
       { code: 'malformed_entry', retryable: false, message: 'entry has no "data" field', id: '2-0' },
     ]);
@@ -89,11 +89,11 @@ describe('RelayClient stream routing', () => {
       onRecovery: (info) => recoveries.push(info),
       onStateChange: (s) => states.push(s),
     });
-    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const { sid } = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'truncated', position: '9-0', exp: exp() });
     r.send(0, { op: 'event', stream: STREAM, id: '10-0', data: { n: 10 } });
     r.send(0, { op: 'live', sid, position: '10-0' });
-    await waitFor('live', () => sub.state === 'live');
+    await waitForValue('live', () => sub.state === 'live');
 
     expect(recoveries).toEqual([{ recovery: 'truncated', previousPosition: '2-0', position: '9-0', stream: STREAM }]);
     expect(states).toEqual(['unrecovered', 'live']);
@@ -109,11 +109,11 @@ describe('RelayClient stream routing', () => {
       onEvent: (d) => seen.push(d.n),
       onRecovery: () => undefined,
     });
-    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const { sid } = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'reset', position: '0-0', exp: exp() });
-    await waitFor('unrecovered', () => sub.state === 'unrecovered');
+    await waitForValue('unrecovered', () => sub.state === 'unrecovered');
     r.send(0, { op: 'event', stream: STREAM, id: '1-0', data: { n: 1 } });
-    await waitFor('the event', () => seen.length === 1);
+    await waitForValue('the event', () => seen.length === 1);
     expect(sub.position).toBe('1-0');
   });
 });

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { RelaySubscription } from '@streamgate/protocol';
-import { expSoon, scriptedFixtures, STREAM } from './testing/scriptedClient.js';
-import type { Tick } from './testing/scriptedClient.js';
-import { deferred, tokenFor, waitFor } from './testing/scriptedRelay.js';
+import { deferred, expSoon, scriptedFixtures, STREAM, tokenFor, waitForValue } from '@streamgate/testkit/client';
+import type { Tick } from '@streamgate/testkit/client';
+import { RelayClient } from './RelayClient.js';
 import type { SubscriptionError } from './types.js';
 
 const exp = expSoon;
-const { setup } = scriptedFixtures();
+const { setup } = scriptedFixtures(RelayClient);
 
 describe('RelayClient tokens', () => {
   it('answers refresh_token with exactly one getToken call and one refresh frame', async () => {
@@ -24,27 +24,27 @@ describe('RelayClient tokens', () => {
       },
       onEvent: () => undefined,
     });
-    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const { sid } = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'fresh', position: '0-0', exp: exp() });
-    await waitFor('live', () => sub.state === 'live');
+    await waitForValue('live', () => sub.state === 'live');
 
     // Two notices while the first refresh is still waiting for its token.
     r.send(0, { op: 'refresh_token', sid, exp: exp() });
     r.send(0, { op: 'refresh_token', sid, exp: exp() });
     // Frames are handled in order: once this event is seen, both notices were handled too.
     r.send(0, { op: 'event', stream: STREAM, id: '1-0', data: { n: 1 } });
-    await waitFor('the event sent after both notices', () => sub.position === '1-0');
+    await waitForValue('the event sent after both notices', () => sub.position === '1-0');
     expect(calls).toHaveLength(2);
     calls[1]?.resolve(tokenFor<Tick>(STREAM, 'jwt-2'));
 
-    const [refresh] = await waitFor('a refresh frame', () => r.frames('refresh').length > 0 && r.frames('refresh'));
+    const [refresh] = await waitForValue('a refresh frame', () => r.frames('refresh').length > 0 && r.frames('refresh'));
     expect(refresh).toEqual({ op: 'refresh', sid, token: 'jwt-2' });
     expect(calls).toHaveLength(2);
 
     // After `refreshed`, the next notice starts a new refresh.
     r.send(0, { op: 'refreshed', sid, exp: exp() });
     r.send(0, { op: 'refresh_token', sid, exp: exp() });
-    await waitFor('a second refresh getToken call', () => calls.length === 3);
+    await waitForValue('a second refresh getToken call', () => calls.length === 3);
     expect(r.frames('refresh')).toHaveLength(1);
   });
 
@@ -60,23 +60,23 @@ describe('RelayClient tokens', () => {
       },
       onEvent: () => undefined,
     });
-    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const first = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'fresh', position: '0-0', exp: exp() });
-    await waitFor('live', () => sub.state === 'live');
+    await waitForValue('live', () => sub.state === 'live');
     r.send(0, { op: 'refresh_token', sid: first.sid, exp: exp() });
-    await waitFor('the refresh getToken call', () => calls.length === 2);
+    await waitForValue('the refresh getToken call', () => calls.length === 2);
 
     // The socket drops while the backend is still minting; the new socket asks again.
     r.sockets[0]?.terminate();
-    const second = await waitFor('resubscribe', () => r.frames('subscribe', 1)[0]);
+    const second = await waitForValue('resubscribe', () => r.frames('subscribe', 1)[0]);
     r.send(1, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'recovered', position: '0-0', exp: exp() });
     r.send(1, { op: 'refresh_token', sid: second.sid, exp: exp() });
     r.send(1, { op: 'event', stream: STREAM, id: '1-0', data: { n: 1 } });
-    await waitFor('the event sent after the notice', () => sub.position === '1-0');
+    await waitForValue('the event sent after the notice', () => sub.position === '1-0');
     expect(calls).toHaveLength(2);
 
     calls[1]?.resolve(tokenFor<Tick>(STREAM, 'jwt-2'));
-    const [refresh] = await waitFor('a refresh on the new socket', () => r.frames('refresh', 1).length > 0 && r.frames('refresh', 1));
+    const [refresh] = await waitForValue('a refresh on the new socket', () => r.frames('refresh', 1).length > 0 && r.frames('refresh', 1));
     expect(refresh).toEqual({ op: 'refresh', sid: second.sid, token: 'jwt-2' });
     expect(calls).toHaveLength(2);
   });
@@ -89,10 +89,10 @@ describe('RelayClient tokens', () => {
       onEvent: () => undefined,
       onError: (e) => errors.push(e),
     });
-    const { sid } = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const { sid } = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'error', sid, code: 'token_expired', retryable: false, message: 'token expired' });
 
-    await waitFor('closed', () => sub.state === 'closed');
+    await waitForValue('closed', () => sub.state === 'closed');
     const expected = { code: 'token_expired', retryable: false, message: 'token expired' };
     expect(sub.error).toEqual(expected);
     expect(errors).toEqual([expected]);
@@ -108,12 +108,12 @@ describe('RelayClient tokens', () => {
       onEvent: () => undefined,
       onError: (e) => errors.push(e.code),
     });
-    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const first = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     r.send(0, { op: 'error', sid: first.sid, code: 'stream_unavailable', retryable: true, message: 'redis down' });
-    const second = await waitFor('a second subscribe', () => r.frames('subscribe')[1]);
+    const second = await waitForValue('a second subscribe', () => r.frames('subscribe')[1]);
     expect(second.sid).not.toBe(first.sid);
     r.send(0, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
-    await waitFor('live', () => sub.state === 'live');
+    await waitForValue('live', () => sub.state === 'live');
     expect(errors).toEqual(['stream_unavailable']);
   });
 
@@ -124,12 +124,12 @@ describe('RelayClient tokens', () => {
       getToken: () => Promise.resolve(tokenFor<Tick>(STREAM, `jwt-${++calls}`, calls === 1 ? 10_000 : 600_000)),
       onEvent: () => undefined,
     });
-    const first = await waitFor('subscribe', () => r.frames('subscribe')[0]);
+    const first = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
     // The first token was already near expiry when it arrived, so it was renewed before use.
     expect(first.token).toBe('jwt-2');
     r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
     r.sockets[0]?.terminate();
-    const second = await waitFor('resubscribe', () => r.frames('subscribe', 1)[0]);
+    const second = await waitForValue('resubscribe', () => r.frames('subscribe', 1)[0]);
     expect(second.token).toBe('jwt-2');
     expect(calls).toBe(2);
   });
@@ -141,7 +141,7 @@ describe('RelayClient tokens', () => {
       onEvent: () => undefined,
       onError: () => undefined,
     });
-    await waitFor('closed', () => sub.state === 'closed');
+    await waitForValue('closed', () => sub.state === 'closed');
     expect(sub.error?.code).toBe('token_response_invalid');
   });
 });

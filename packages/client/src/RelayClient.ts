@@ -1,15 +1,14 @@
 import { relayError } from '@streamgate/protocol';
 import type { RelayError, ServerFrame } from '@streamgate/protocol';
-import { ChannelRegistry } from './ChannelRegistry.js';
+import { SharedSubscriptionRegistry } from './SharedSubscriptionRegistry.js';
 import { fullJitterDelay, resolveBackoff } from './backoff.js';
 import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
-import { ConnectionManager } from './ConnectionManager.js';
-import type { ConnectionStatus } from './ConnectionManager.js';
+import { ReconnectingSocket } from './ReconnectingSocket.js';
+import type { ConnectionStatus } from './ReconnectingSocket.js';
 import { consoleLogger } from './logger.js';
 import type { RelayLogger } from './logger.js';
-import type { StreamChannel } from './StreamChannel.js';
-import { SubscriptionHandle } from './Subscription.js';
-import type { Subscriber } from './Subscription.js';
+import { SubscriptionHandle } from './SubscriptionHandle.js';
+import type { Subscriber } from './SubscriptionHandle.js';
 import { checkToken, describeError } from './tokens.js';
 import type { ClientError, SubscribeOptions, Subscription, SubscriptionError } from './types.js';
 import type { WebSocketConstructor } from './webSocketLike.js';
@@ -25,6 +24,11 @@ export interface RelayClientOptions {
   onError?: (error: SubscriptionError) => void;
   /** A connection that stayed up this long resets the backoff. Default 5 s. */
   healthyAfterMs?: number;
+  /**
+   * Draws where in its renewal window each token is renewed (see `TOKEN_RENEW_MARGIN_MS`).
+   * Default `Math.random`; tests pass their own.
+   */
+  random?: () => number;
 }
 
 /** One socket to a relay, shared by every subscription, with resume, token refresh and backoff. */
@@ -32,8 +36,8 @@ export class RelayClient {
   readonly #backoff: ResolvedBackoff;
   readonly #logger: RelayLogger;
   readonly #onError: ((error: SubscriptionError) => void) | undefined;
-  readonly #conn: ConnectionManager;
-  readonly #channels: ChannelRegistry;
+  readonly #conn: ReconnectingSocket;
+  readonly #shared: SharedSubscriptionRegistry;
   /** Every open subscription, including those still waiting for their first token. */
   readonly #subscribers = new Set<Subscriber>();
   #closed = false;
@@ -47,17 +51,17 @@ export class RelayClient {
     this.#backoff = resolveBackoff(options.backoff);
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
-    this.#conn = new ConnectionManager({
+    this.#conn = new ReconnectingSocket({
       urls: [...options.urls],
       WebSocket: WebSocketImpl,
       backoff: this.#backoff,
       logger: this.#logger,
       healthyAfterMs: options.healthyAfterMs ?? 5_000,
       events: {
-        onOpen: () => this.#channels.subscribeAll(),
+        onOpen: () => this.#shared.subscribeAll(),
         onFrame: (frame) => this.#onFrame(frame),
         onBadFrame: (error) => this.#reportConnectionError(error),
-        onDisconnected: () => this.#channels.disconnected(),
+        onDisconnected: () => this.#shared.disconnected(),
         onHalted: (code, reason) => {
           const suffix = reason === '' ? '' : `: ${reason}`;
           this.#failAll({
@@ -68,7 +72,12 @@ export class RelayClient {
         },
       },
     });
-    this.#channels = new ChannelRegistry(this.#conn, this.#backoff, (sub) => this.#subscribers.delete(sub));
+    this.#shared = new SharedSubscriptionRegistry(
+      this.#conn,
+      this.#backoff,
+      (sub) => this.#subscribers.delete(sub),
+      options.random,
+    );
   }
 
   get status(): ConnectionStatus {
@@ -101,15 +110,16 @@ export class RelayClient {
   }
 
   async #acquireToken(sub: Subscriber): Promise<void> {
-    sub.tokenTimer = undefined;
     let value: unknown;
     try {
       value = await sub.getToken();
     } catch (error) {
       if (sub.state === 'closed') return;
       sub.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
-      const delay = fullJitterDelay(sub.tokenAttempt++, this.#backoff);
-      sub.tokenTimer = setTimeout(() => void this.#acquireToken(sub), delay);
+      sub.retryTokenLater(
+        (attempt) => fullJitterDelay(attempt, this.#backoff),
+        () => void this.#acquireToken(sub),
+      );
       return;
     }
     if (sub.state === 'closed') return;
@@ -119,9 +129,8 @@ export class RelayClient {
       sub.fail(checked.error);
       return;
     }
-    sub.tokenAttempt = 0;
-    sub.stream = checked.token.stream;
-    this.#channels.attach(sub, checked.token);
+    sub.bindStream(checked.token.stream);
+    this.#shared.attach(sub, checked.token);
   }
 
   #onFrame(frame: ServerFrame): void {
@@ -130,108 +139,54 @@ export class RelayClient {
       case 'pong':
         return;
       case 'subscribed': {
-        const channel = this.#channels.current(frame.sid);
-        if (channel === undefined) return;
-        if (frame.stream !== channel.stream) {
+        const shared = this.#shared.current(frame.sid);
+        if (shared === undefined) return;
+        if (frame.stream !== shared.stream) {
           this.#logger.warn('subscribed frame names another stream', { sid: frame.sid, stream: frame.stream });
           return;
         }
-        channel.retryAttempt = 0;
-        channel.expiresAt = frame.exp * 1000;
-        channel.applySubscribed(frame);
+        shared.applySubscribed(frame);
         return;
       }
       case 'live':
-        this.#channels.current(frame.sid)?.applyLive(frame);
+        this.#shared.current(frame.sid)?.applyLive(frame);
         return;
       case 'event':
         // Routed by stream, not sid: entries still in flight from a replaced relay subscription
         // are real entries, and each subscriber's position filters any it already has.
-        this.#channels.get(frame.stream)?.deliver(frame);
+        this.#shared.get(frame.stream)?.deliver(frame);
         return;
       case 'malformed':
-        this.#channels.get(frame.stream)?.skipMalformed(frame);
+        this.#shared.get(frame.stream)?.skipMalformed(frame);
+        return;
+      case 'stream_reset':
+        // By stream, like events: the entries of the new incarnation that follow it are.
+        this.#shared.get(frame.stream)?.applyReset(frame);
         return;
       case 'error': {
         const error: RelayError = { code: frame.code, retryable: frame.retryable, message: frame.message };
-        const channel = frame.sid === undefined ? undefined : this.#channels.current(frame.sid);
-        if (channel === undefined) this.#reportConnectionError(error);
-        else if (channel.refreshInFlight) this.#refreshRefused(channel, frame.sid ?? '', error);
-        else this.#channels.ended(channel, error);
+        if (frame.sid === undefined || !this.#shared.failed(frame.sid, error)) this.#reportConnectionError(error);
         return;
       }
       case 'unsubscribed': {
-        // Usually after an `error` frame that already ended the channel; alone, it ends it here.
-        const channel = frame.reason === 'client' ? undefined : this.#channels.current(frame.sid);
-        if (channel !== undefined && frame.reason !== 'client') {
-          this.#channels.ended(channel, relayError(frame.reason, 'the relay ended the subscription'));
+        // Usually after an `error` frame that already ended the shared subscription; alone, it ends it here.
+        const shared = frame.reason === 'client' ? undefined : this.#shared.current(frame.sid);
+        if (shared !== undefined && frame.reason !== 'client') {
+          this.#shared.ended(shared, relayError(frame.reason, 'the relay ended the subscription'));
         }
         return;
       }
-      case 'refresh_token': {
-        const channel = this.#channels.current(frame.sid);
-        if (channel !== undefined) void this.#refresh(channel, frame.sid);
+      case 'refresh_token':
+        this.#shared.refreshRequested(frame.sid);
         return;
-      }
-      case 'refreshed': {
-        const channel = this.#channels.current(frame.sid);
-        if (channel === undefined) return;
-        channel.expiresAt = frame.exp * 1000;
-        channel.refreshInFlight = false;
-        channel.refreshAttempt = 0;
+      case 'refreshed':
+        this.#shared.current(frame.sid)?.token.refreshed(frame.exp);
         return;
-      }
       case 'reconnect':
-        for (const p of frame.positions) this.#channels.get(p.stream)?.adoptPosition(p.id);
+        for (const p of frame.positions) this.#shared.get(p.stream)?.adoptPosition(p.id);
         this.#conn.drain();
         return;
     }
-  }
-
-  /** Answers `refresh_token` with one `refresh`; further notices wait until `refreshed`. */
-  async #refresh(channel: StreamChannel, sid: string): Promise<void> {
-    if (channel.refreshInFlight) return;
-    const fetch = channel.fetchToken();
-    if (fetch === undefined) return;
-    channel.refreshInFlight = true;
-    let value: unknown;
-    try {
-      value = await fetch;
-    } catch (error) {
-      this.#refreshRefused(channel, sid, { code: 'token_fetch_failed', retryable: true, message: describeError(error) });
-      return;
-    }
-    const checked = checkToken(value, channel.stream);
-    if (!checked.ok) {
-      channel.refreshInFlight = false;
-      channel.report(checked.error);
-      return;
-    }
-    // Kept even if the socket changed meanwhile: the resubscribe then uses it.
-    channel.token = checked.token.token;
-    channel.expiresAt = checked.token.expiresAt;
-    const stillCurrent = this.#channels.current(sid) === channel;
-    if (!stillCurrent || !this.#conn.send({ op: 'refresh', sid, token: channel.token })) {
-      channel.refreshInFlight = false;
-    }
-  }
-
-  /**
-   * Retries a refresh that failed, with backoff. A relay refuses a refresh with an `error` frame and keeps the subscription until the old
-   * token expires (then it ends it with `unsubscribed`), so this is not the end of the channel.
-   */
-  #refreshRefused(channel: StreamChannel, sid: string, error: SubscriptionError): void {
-    channel.refreshInFlight = false;
-    channel.report(error);
-    if (!error.retryable) return;
-    if (channel.refreshTimer !== undefined) clearTimeout(channel.refreshTimer);
-    channel.refreshTimer = setTimeout(
-      () => {
-        channel.refreshTimer = undefined;
-        if (this.#channels.current(sid) === channel) void this.#refresh(channel, sid);
-      },
-      fullJitterDelay(channel.refreshAttempt++, this.#backoff),
-    );
   }
 
   #reportConnectionError(error: SubscriptionError): void {
@@ -245,14 +200,14 @@ export class RelayClient {
 
   #detach(sub: Subscriber): void {
     this.#subscribers.delete(sub);
-    if (sub.tokenTimer !== undefined) clearTimeout(sub.tokenTimer);
-    this.#channels.detach(sub);
+    sub.cancelTokenRetry();
+    this.#shared.detach(sub);
   }
 
   #failAll(error: ClientError | undefined): void {
-    this.#channels.clear();
+    this.#shared.clear();
     for (const sub of this.#subscribers) {
-      if (sub.tokenTimer !== undefined) clearTimeout(sub.tokenTimer);
+      sub.cancelTokenRetry();
       sub.fail(error);
     }
     this.#subscribers.clear();

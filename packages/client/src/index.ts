@@ -1,6 +1,6 @@
 export { RelayClient } from './RelayClient.js';
 export type { RelayClientOptions } from './RelayClient.js';
-export type { ConnectionStatus } from './ConnectionManager.js';
+export type { ConnectionStatus } from './ReconnectingSocket.js';
 export { backoffCeiling, fullJitterDelay, DEFAULT_BACKOFF } from './backoff.js';
 export type { BackoffOptions, ResolvedBackoff } from './backoff.js';
 export { consoleLogger } from './logger.js';
@@ -11,6 +11,7 @@ export type {
   ClientErrorCode,
   EventMeta,
   RecoveryInfo,
+  ResetInfo,
   SubscribeOptions,
   Subscription,
   SubscriptionError,

@@ -2,7 +2,11 @@ import { streamNameSchema } from '@streamgate/protocol';
 import type { RelaySubscription, StreamName } from '@streamgate/protocol';
 import type { ClientError } from './types.js';
 
-/** A cached token this close to expiry is replaced before it is used to (re)subscribe. */
+/**
+ * The client's renewal window closes this long before a token's expiry (the lead of the
+ * protocol's `tokenRefreshWindow`, capped at half the lifetime), and a cached token this close
+ * to expiry is always replaced before it is used to (re)subscribe.
+ */
 export const TOKEN_RENEW_MARGIN_MS = 30_000;
 
 export type TokenCheck = { ok: true; token: RelaySubscription<unknown> } | { ok: false; error: ClientError };

@@ -45,6 +45,15 @@ export interface RecoveryInfo {
   stream: StreamName;
 }
 
+/** The stream's key was deleted and recreated while this subscription was receiving it. */
+export interface ResetInfo {
+  stream: StreamName;
+  /** The position this subscription held in the old incarnation. */
+  previousPosition: StreamId | undefined;
+  /** The position delivery continues after (the start of the new incarnation). */
+  position: StreamId;
+}
+
 export interface SubscribeOptions<T> {
   /** Mints a token for the stream; called at start, on refresh, and before a resume when the cached token is near expiry. */
   getToken: () => Promise<RelaySubscription<T>>;
@@ -58,6 +67,13 @@ export interface SubscribeOptions<T> {
    * can reload its state (e.g. refetch a snapshot) and then apply the events that follow.
    */
   onRecovery?: (info: RecoveryInfo) => void;
+  /**
+   * The stream was recreated while subscribed (`stream_reset`): `position` moved back to the start
+   * of the new incarnation, whose entries follow, each once, in order (their ids may be lower than
+   * those seen before). Called before the first of them, so the app can drop what it built from
+   * the old incarnation.
+   */
+  onReset?: (info: ResetInfo) => void;
 }
 
 export interface Subscription<T> {

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type {
   EventMeta,
   RecoveryInfo,
+  ResetInfo,
   SubscriptionError,
   SubscriptionState,
 } from '@streamgate/client';
@@ -36,6 +37,11 @@ export interface UseSubscriptionRelayOptions<TInput, TPayload> {
   onError?: (error: SubscriptionError) => void;
   /** The relay could not resume without a gap: reload the state built from earlier events. */
   onRecovery?: (info: RecoveryInfo) => void;
+  /**
+   * The stream was recreated while subscribed: drop what was built from the old incarnation;
+   * its new entries (ids possibly lower than before) follow, each once, in order.
+   */
+  onReset?: (info: ResetInfo) => void;
 }
 
 export interface SubscriptionRelayResult {
@@ -91,6 +97,11 @@ export function useSubscriptionRelay<TInput, TPayload>(
       },
       onRecovery: (info) => {
         if (active) latest.current.onRecovery?.(info);
+      },
+      onReset: (info) => {
+        if (!active) return;
+        setResult((r) => ({ ...r, position: info.position }));
+        latest.current.onReset?.(info);
       },
     });
     setResult({ state: sub.state, error: undefined, position: sub.position });

@@ -1,13 +1,11 @@
 import { parseClientFrame, PROTOCOL_VERSION } from '@streamgate/protocol';
-import type { ClientFrame, RelaySubscription, ServerFrame, StreamName } from '@streamgate/protocol';
+import type { ClientFrame, ServerFrame } from '@streamgate/protocol';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import type { RelayLogger } from '../logger.js';
 
 /**
  * A relay peer for tests: a real WebSocket server on an ephemeral port that records every
  * client frame (parsed with the protocol's own parser) and sends whatever frames a test scripts.
- * Only for tests; excluded from the build.
  */
 export class ScriptedRelay {
   readonly url: string;
@@ -70,40 +68,4 @@ export class ScriptedRelay {
     for (const socket of this.sockets) socket.terminate();
     await new Promise<void>((resolve, reject) => this.#server.close((e) => (e ? reject(e) : resolve())));
   }
-}
-
-/**
- * Waits until `probe` returns something other than undefined/false, polling every few ms,
- * and fails with `what` when the deadline passes: tests wait for conditions, never for time.
- */
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | false,
-  timeoutMs = 5_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-export function tokenFor<T>(stream: StreamName, token = 'jwt-1', expiresInMs = 600_000): RelaySubscription<T> {
-  return { token, stream, expiresAt: Date.now() + expiresInMs };
-}
-
-/** Keeps what the client logs, so tests stay quiet and can assert on warnings. */
-export function recordingLogger(): RelayLogger & { lines: string[] } {
-  const lines: string[] = [];
-  const push = (level: string) => (message: string) => void lines.push(`${level}: ${message}`);
-  return { lines, debug: push('debug'), warn: push('warn'), error: push('error') };
-}
-
-/** A promise whose settlement the test controls, to hold a `getToken()` call in flight. */
-export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve: (value: T) => void = () => undefined;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
 }

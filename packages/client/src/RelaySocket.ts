@@ -4,7 +4,7 @@ import type { RelayLogger } from './logger.js';
 import { WS_OPEN } from './webSocketLike.js';
 import type { WebSocketConstructor, WebSocketLike } from './webSocketLike.js';
 
-export interface ConnectionHandlers {
+export interface RelaySocketHandlers {
   onOpen(): void;
   onFrame(frame: ServerFrame): void;
   /** A frame that did not parse; reported, never thrown. */
@@ -16,15 +16,15 @@ export interface ConnectionHandlers {
  * One socket to one relay URL. After `close()` (or the socket's own close) no handler runs
  * again, so a socket being replaced can never deliver into the client's new state.
  */
-export class Connection {
+export class RelaySocket {
   readonly url: string;
   readonly openedAt: number;
-  welcomed = false;
+  #welcomed = false;
   #socket: WebSocketLike;
-  #handlers: ConnectionHandlers | undefined;
+  #handlers: RelaySocketHandlers | undefined;
   #logger: RelayLogger;
 
-  constructor(url: string, WebSocketImpl: WebSocketConstructor, handlers: ConnectionHandlers, logger: RelayLogger) {
+  constructor(url: string, WebSocketImpl: WebSocketConstructor, handlers: RelaySocketHandlers, logger: RelayLogger) {
     this.url = url;
     this.openedAt = Date.now();
     this.#handlers = handlers;
@@ -39,6 +39,11 @@ export class Connection {
     });
     // The close event that always follows carries the code; the error event carries nothing useful.
     this.#socket.addEventListener('error', () => this.#logger.debug('socket error', { url }));
+  }
+
+  /** The relay greeted this socket: it reached a relay, not just a port. */
+  get welcomed(): boolean {
+    return this.#welcomed;
   }
 
   get isOpen(): boolean {
@@ -77,10 +82,11 @@ export class Connection {
       this.#dispatch('badFrame', (h) => h.onBadFrame(parsed.error));
       return;
     }
+    if (parsed.frame.op === 'welcome') this.#welcomed = true;
     this.#dispatch(parsed.frame.op, (h) => h.onFrame(parsed.frame));
   }
 
-  #dispatch(what: string, fn: (handlers: ConnectionHandlers) => void): void {
+  #dispatch(what: string, fn: (handlers: RelaySocketHandlers) => void): void {
     const handlers = this.#handlers;
     if (handlers !== undefined) this.#guard(what, () => fn(handlers));
   }

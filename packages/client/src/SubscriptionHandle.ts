@@ -4,6 +4,7 @@ import type { RelayLogger } from './logger.js';
 import type {
   EventMeta,
   RecoveryInfo,
+  ResetInfo,
   SubscribeOptions,
   Subscription,
   SubscriptionError,
@@ -11,23 +12,28 @@ import type {
 } from './types.js';
 
 /**
- * What the client and a stream channel need from one app subscription, without its payload
- * type: subscribers of different `T` can share a channel, and `T` only matters at `onEvent`.
+ * What the client and a shared subscription need from one app subscription, without its payload
+ * type: subscribers of different `T` can share one relay subscription, and `T` only matters at `onEvent`.
  */
 export interface Subscriber {
   readonly key: number;
   readonly state: SubscriptionState;
   readonly position: StreamId | undefined;
   readonly from: StreamId | undefined;
-  stream: StreamName | undefined;
-  tokenAttempt: number;
-  tokenTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly stream: StreamName | undefined;
   getToken(): Promise<RelaySubscription<unknown>>;
+  /** The first token arrived and named `stream`; token retries start over from attempt 0. */
+  bindStream(stream: StreamName): void;
+  /** Calls `retry` after the backoff `delayFor` gives for this token attempt. */
+  retryTokenLater(delayFor: (attempt: number) => number, retry: () => void): void;
+  cancelTokenRetry(): void;
   setState(state: SubscriptionState): void;
   setPosition(position: StreamId): void;
   deliver(data: unknown, meta: EventMeta): void;
   skipMalformed(meta: EventMeta, reason: string): void;
   recover(info: RecoveryInfo): void;
+  /** The stream was recreated: the position becomes `position`, so lower ids are accepted. */
+  reset(stream: StreamName, position: StreamId): void;
   report(error: SubscriptionError): void;
   fail(error: SubscriptionError | undefined): void;
 }
@@ -35,9 +41,9 @@ export interface Subscriber {
 export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
   readonly key: number;
   readonly from: StreamId | undefined;
-  stream: StreamName | undefined;
-  tokenAttempt = 0;
-  tokenTimer: ReturnType<typeof setTimeout> | undefined;
+  #stream: StreamName | undefined;
+  #tokenAttempt = 0;
+  #tokenTimer: ReturnType<typeof setTimeout> | undefined;
   #state: SubscriptionState = 'connecting';
   #position: StreamId | undefined;
   #error: SubscriptionError | undefined;
@@ -60,6 +66,9 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
     this.#onUnsubscribe = onUnsubscribe;
   }
 
+  get stream(): StreamName | undefined {
+    return this.#stream;
+  }
   get state(): SubscriptionState {
     return this.#state;
   }
@@ -81,6 +90,24 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
 
   getToken(): Promise<RelaySubscription<unknown>> {
     return this.#options.getToken();
+  }
+
+  bindStream(stream: StreamName): void {
+    this.#tokenAttempt = 0;
+    this.#stream = stream;
+  }
+
+  retryTokenLater(delayFor: (attempt: number) => number, retry: () => void): void {
+    this.cancelTokenRetry();
+    this.#tokenTimer = setTimeout(() => {
+      this.#tokenTimer = undefined;
+      retry();
+    }, delayFor(this.#tokenAttempt++));
+  }
+
+  cancelTokenRetry(): void {
+    if (this.#tokenTimer !== undefined) clearTimeout(this.#tokenTimer);
+    this.#tokenTimer = undefined;
   }
 
   setState(state: SubscriptionState): void {
@@ -115,10 +142,17 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
     this.#call('onRecovery', () => this.#options.onRecovery?.(info));
   }
 
+  reset(stream: StreamName, position: StreamId): void {
+    if (this.#state === 'closed') return;
+    const info: ResetInfo = { stream, previousPosition: this.#position, position };
+    this.#position = position;
+    this.#call('onReset', () => this.#options.onReset?.(info));
+  }
+
   report(error: SubscriptionError): void {
     if (this.#state === 'closed') return;
     if (this.#options.onError === undefined) {
-      this.#logger.warn('subscription error', { stream: this.stream, ...error });
+      this.#logger.warn('subscription error', { stream: this.#stream, ...error });
       return;
     }
     this.#call('onError', () => this.#options.onError?.(error));
@@ -150,7 +184,7 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
     try {
       fn();
     } catch (error) {
-      this.#logger.error(`${name} callback threw`, { stream: this.stream, error });
+      this.#logger.error(`${name} callback threw`, { stream: this.#stream, error });
     }
   }
 }

@@ -2,7 +2,7 @@ import { CloseCode, reconnectAdvice } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, ServerFrame } from '@streamgate/protocol';
 import { fullJitterDelay } from './backoff.js';
 import type { ResolvedBackoff } from './backoff.js';
-import { Connection } from './Connection.js';
+import { RelaySocket } from './RelaySocket.js';
 import type { RelayLogger } from './logger.js';
 import type { WebSocketConstructor } from './webSocketLike.js';
 
@@ -13,7 +13,7 @@ import type { WebSocketConstructor } from './webSocketLike.js';
  */
 export type ConnectionStatus = 'idle' | 'connecting' | 'open' | 'waiting' | 'halted' | 'closed';
 
-export interface ConnectionEvents {
+export interface ReconnectingSocketEvents {
   onOpen(): void;
   onFrame(frame: ServerFrame): void;
   onBadFrame(error: RelayError): void;
@@ -23,26 +23,26 @@ export interface ConnectionEvents {
   onHalted(code: number, reason: string): void;
 }
 
-export interface ConnectionManagerOptions {
+export interface ReconnectingSocketOptions {
   urls: readonly string[];
   WebSocket: WebSocketConstructor;
   backoff: ResolvedBackoff;
   logger: RelayLogger;
   healthyAfterMs: number;
-  events: ConnectionEvents;
+  events: ReconnectingSocketEvents;
 }
 
 /** Owns the one socket: which URL, when to reconnect, and how long to wait. */
-export class ConnectionManager {
-  readonly #options: ConnectionManagerOptions;
-  #connection: Connection | undefined;
+export class ReconnectingSocket {
+  readonly #options: ReconnectingSocketOptions;
+  #connection: RelaySocket | undefined;
   #status: ConnectionStatus = 'idle';
   #urlIndex = 0;
   #attempt = 0;
   #immediateStreak = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(options: ConnectionManagerOptions) {
+  constructor(options: ReconnectingSocketOptions) {
     this.#options = options;
   }
 
@@ -87,9 +87,9 @@ export class ConnectionManager {
     const { WebSocket, logger, events } = this.#options;
     const url = this.url;
     this.#status = 'connecting';
-    let conn: Connection | undefined;
+    let conn: RelaySocket | undefined;
     try {
-      conn = new Connection(
+      conn = new RelaySocket(
         url,
         WebSocket,
         {
@@ -100,7 +100,6 @@ export class ConnectionManager {
           },
           onFrame: (frame) => {
             if (conn === undefined || conn !== this.#connection) return;
-            if (frame.op === 'welcome') conn.welcomed = true;
             events.onFrame(frame);
           },
           onBadFrame: (error) => events.onBadFrame(error),
@@ -119,7 +118,7 @@ export class ConnectionManager {
     this.#connection = conn;
   }
 
-  #closed(conn: Connection, code: number, reason: string): void {
+  #closed(conn: RelaySocket, code: number, reason: string): void {
     if (conn !== this.#connection) return;
     this.#connection = undefined;
     const { logger, events, healthyAfterMs } = this.#options;

@@ -1,0 +1,211 @@
+import { compareStreamIds } from '@streamgate/protocol';
+import type {
+  EventFrame,
+  LiveFrame,
+  MalformedFrame,
+  RelaySubscription,
+  StreamId,
+  StreamName,
+  StreamResetFrame,
+  SubscribedFrame,
+} from '@streamgate/protocol';
+import { StreamToken } from './StreamToken.js';
+import type { TokenSource } from './StreamToken.js';
+import type { Subscriber } from './SubscriptionHandle.js';
+import type { SubscriptionError, SubscriptionState } from './types.js';
+
+export type SharedSubscriptionPhase = 'idle' | 'subscribing' | 'catching-up' | 'live';
+
+/**
+ * The relay subscription for one stream on the current socket, shared by every app
+ * subscription to that stream (the relay allows one per stream per socket). Each subscriber
+ * keeps its own position, so the relay subscription resumes from the earliest of them and later ones drop
+ * what they already have.
+ */
+export class SharedSubscription {
+  readonly stream: StreamName;
+  readonly token: StreamToken;
+  readonly #subscribers = new Set<Subscriber>();
+  /** The sid of the relay subscription in force; undefined while none is (being) established. */
+  #sid: string | undefined;
+  #phase: SharedSubscriptionPhase = 'idle';
+  /** Set while a fresh token is fetched before a subscribe, so only one subscribe is prepared. */
+  #preparing = false;
+  #retryAttempt = 0;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** `random` draws each token's renewal moment. */
+  constructor(token: RelaySubscription<unknown>, random?: () => number) {
+    this.stream = token.stream;
+    const source = (): TokenSource | undefined => {
+      // Any open subscriber can mint tokens for the stream; the oldest one does.
+      const oldest: Subscriber | undefined = this.#subscribers.values().next().value;
+      return oldest === undefined ? undefined : () => oldest.getToken();
+    };
+    this.token = new StreamToken(token, source, random);
+  }
+
+  get sid(): string | undefined {
+    return this.#sid;
+  }
+
+  get size(): number {
+    return this.#subscribers.size;
+  }
+
+  /**
+   * No relay subscription is in force or being prepared, and no retry is waiting: a subscribe
+   * may be sent now.
+   */
+  get canSubscribe(): boolean {
+    return this.#sid === undefined && !this.#preparing && this.#retryTimer === undefined;
+  }
+
+  add(sub: Subscriber): void {
+    this.#subscribers.add(sub);
+  }
+
+  /** False when `sub` was not a subscriber. */
+  remove(sub: Subscriber): boolean {
+    return this.#subscribers.delete(sub);
+  }
+
+  /** A subscribe frame with `sid` went out. */
+  subscribing(sid: string): void {
+    this.#sid = sid;
+    this.setPhase('subscribing');
+  }
+
+  /**
+   * The relay subscription in force is over (ended by the relay, or replaced by the client);
+   * returns its sid, if there was one.
+   */
+  unbind(): string | undefined {
+    const sid = this.#sid;
+    this.#sid = undefined;
+    this.token.abandonRefresh();
+    return sid;
+  }
+
+  /** A token is being renewed before the next subscribe; `false` once that is settled. */
+  setPreparing(preparing: boolean): void {
+    this.#preparing = preparing;
+  }
+
+  /** Schedules the next subscribe attempt after the backoff `delayFor` gives for this attempt. */
+  retryLater(delayFor: (attempt: number) => number, retry: () => void): void {
+    this.cancelRetry();
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      retry();
+    }, delayFor(this.#retryAttempt++));
+  }
+
+  /** The earliest position any subscriber holds: resuming there loses nothing for anyone. */
+  resumeFrom(): StreamId | undefined {
+    let earliest: StreamId | undefined;
+    for (const sub of this.#subscribers) {
+      const p = sub.position;
+      if (p !== undefined && (earliest === undefined || compareStreamIds(p, earliest) < 0)) earliest = p;
+    }
+    return earliest;
+  }
+
+  latestPosition(): StreamId | undefined {
+    let latest: StreamId | undefined;
+    for (const sub of this.#subscribers) {
+      const p = sub.position;
+      if (p !== undefined && (latest === undefined || compareStreamIds(p, latest) > 0)) latest = p;
+    }
+    return latest;
+  }
+
+  subscriberState(): SubscriptionState {
+    return this.#phase === 'catching-up' || this.#phase === 'live' ? this.#phase : 'connecting';
+  }
+
+  setPhase(phase: SharedSubscriptionPhase): void {
+    this.#phase = phase;
+    const state = this.subscriberState();
+    for (const sub of this.#subscribers) sub.setState(state);
+  }
+
+  applySubscribed(frame: SubscribedFrame): void {
+    this.#retryAttempt = 0;
+    this.token.confirmExpiry(frame.exp);
+    this.#phase = frame.recovery === 'fresh' ? 'live' : 'catching-up';
+    for (const sub of this.#subscribers) {
+      const previousPosition = sub.position;
+      // The relay's word is final: truncated and reset both mean entries were lost to this client.
+      if (frame.recovery === 'truncated' || frame.recovery === 'reset') {
+        sub.recover({ recovery: frame.recovery, previousPosition, position: frame.position, stream: this.stream });
+        continue;
+      }
+      if (previousPosition === undefined) sub.setPosition(frame.position);
+      sub.setState(this.subscriberState());
+    }
+  }
+
+  applyLive(frame: LiveFrame): void {
+    this.#phase = 'live';
+    for (const sub of this.#subscribers) {
+      // Everything up to the live position has been sent; a subscriber behind it saw no entries
+      // in between (they would have advanced it), so it may move up.
+      if (sub.position === undefined || compareStreamIds(sub.position, frame.position) < 0) {
+        sub.setPosition(frame.position);
+      }
+      sub.setState('live');
+    }
+  }
+
+  deliver(frame: EventFrame): void {
+    const meta = { id: frame.id, stream: frame.stream };
+    for (const sub of this.#subscribers) sub.deliver(frame.data, meta);
+  }
+
+  skipMalformed(frame: MalformedFrame): void {
+    const meta = { id: frame.id, stream: frame.stream };
+    for (const sub of this.#subscribers) sub.skipMalformed(meta, frame.reason);
+  }
+
+  /** The stream was recreated: every subscriber starts over at `frame.position`. */
+  applyReset(frame: StreamResetFrame): void {
+    for (const sub of this.#subscribers) sub.reset(this.stream, frame.position);
+  }
+
+  /** A drain notice names the relay's position; a subscriber keeps its own when it is later. */
+  adoptPosition(id: StreamId): void {
+    for (const sub of this.#subscribers) {
+      if (sub.position === undefined || compareStreamIds(sub.position, id) < 0) sub.setPosition(id);
+    }
+  }
+
+  disconnected(): void {
+    this.unbind();
+    // `preparing` stays: the token fetch in flight finishes and subscribes on the next socket.
+    this.setPhase('idle');
+  }
+
+  report(error: SubscriptionError): void {
+    for (const sub of this.#subscribers) sub.report(error);
+  }
+
+  /**
+   * Ends every subscriber (with `error`, if the relay subscription failed); `released` hears of each one
+   * before any is told, so the client has forgotten them all by the time their callbacks run.
+   */
+  closeAll(error: SubscriptionError | undefined, released: (sub: Subscriber) => void = () => undefined): void {
+    this.cancelRetry();
+    const closed = [...this.#subscribers];
+    for (const sub of closed) released(sub);
+    for (const sub of closed) sub.fail(error);
+    this.#subscribers.clear();
+  }
+
+  /** Cancels the pending subscribe retry and refresh retry, if any. */
+  cancelRetry(): void {
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.token.cancelRefreshRetry();
+  }
+}
