@@ -1,7 +1,6 @@
-import { compareStreamIds } from '@streamgate/protocol';
+import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, RelaySubscription, StreamName, SubscribeFrame } from '@streamgate/protocol';
-import { fullJitterDelay } from './backoff.js';
-import type { ResolvedBackoff } from './backoff.js';
+import type { ResolvedBackoff } from './backoffOptions.js';
 import { StreamChannel } from './StreamChannel.js';
 import type { Subscriber } from './Subscription.js';
 import { checkToken, describeError, expiresSoon } from './tokens.js';
@@ -157,7 +156,7 @@ export class ChannelRegistry {
 
   #scheduleRetry(channel: StreamChannel): void {
     channel.cancelRetry();
-    const delay = fullJitterDelay(channel.retryAttempt++, this.#backoff);
+    const delay = backoffDelay(channel.retryAttempt++, this.#backoff.baseMs, this.#backoff.maxMs);
     channel.retryTimer = setTimeout(() => {
       channel.retryTimer = undefined;
       if (this.#channels.get(channel.stream) === channel) this.subscribe(channel, false);

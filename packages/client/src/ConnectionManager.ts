@@ -1,7 +1,6 @@
-import { CloseCode, reconnectAdvice } from '@streamgate/protocol';
+import { backoffDelay, CloseCode, reconnectAdvice } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, ServerFrame } from '@streamgate/protocol';
-import { fullJitterDelay } from './backoff.js';
-import type { ResolvedBackoff } from './backoff.js';
+import type { ResolvedBackoff } from './backoffOptions.js';
 import { Connection } from './Connection.js';
 import type { RelayLogger } from './logger.js';
 import type { WebSocketConstructor } from './webSocketLike.js';
@@ -153,7 +152,7 @@ export class ConnectionManager {
       this.#immediateStreak += 1;
       delay = 0;
     } else {
-      delay = fullJitterDelay(this.#attempt++, backoff);
+      delay = backoffDelay(this.#attempt++, backoff.baseMs, backoff.maxMs);
     }
     this.#status = 'waiting';
     this.#timer = setTimeout(() => {

@@ -1,8 +1,8 @@
-import { relayError } from '@streamgate/protocol';
+import { backoffDelay, relayError } from '@streamgate/protocol';
 import type { RelayError, ServerFrame } from '@streamgate/protocol';
 import { ChannelRegistry } from './ChannelRegistry.js';
-import { fullJitterDelay, resolveBackoff } from './backoff.js';
-import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
+import { resolveDelayBounds } from './backoffOptions.js';
+import type { BackoffOptions, ResolvedBackoff } from './backoffOptions.js';
 import { ConnectionManager } from './ConnectionManager.js';
 import type { ConnectionStatus } from './ConnectionManager.js';
 import { consoleLogger } from './logger.js';
@@ -44,7 +44,7 @@ export class RelayClient {
     // Node 20 has no global WebSocket, whatever the DOM typings claim.
     const WebSocketImpl = options.WebSocket ?? ('WebSocket' in globalThis ? globalThis.WebSocket : undefined);
     if (WebSocketImpl === undefined) throw new TypeError('no WebSocket available: pass options.WebSocket');
-    this.#backoff = resolveBackoff(options.backoff);
+    this.#backoff = resolveDelayBounds(options.backoff);
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
     this.#conn = new ConnectionManager({
@@ -108,7 +108,7 @@ export class RelayClient {
     } catch (error) {
       if (sub.state === 'closed') return;
       sub.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
-      const delay = fullJitterDelay(sub.tokenAttempt++, this.#backoff);
+      const delay = backoffDelay(sub.tokenAttempt++, this.#backoff.baseMs, this.#backoff.maxMs);
       sub.tokenTimer = setTimeout(() => void this.#acquireToken(sub), delay);
       return;
     }
@@ -230,7 +230,7 @@ export class RelayClient {
         channel.refreshTimer = undefined;
         if (this.#channels.current(sid) === channel) void this.#refresh(channel, sid);
       },
-      fullJitterDelay(channel.refreshAttempt++, this.#backoff),
+      backoffDelay(channel.refreshAttempt++, this.#backoff.baseMs, this.#backoff.maxMs),
     );
   }
 

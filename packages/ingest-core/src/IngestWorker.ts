@@ -1,4 +1,4 @@
-import { backoffDelay } from './backoffDelay.js';
+import { backoffDelay } from '@streamgate/protocol';
 import type { CoreLog } from './CoreLog.js';
 import type { DemandSource } from './DemandSource.js';
 import { errorMessage } from './IngestError.js';

@@ -1,4 +1,3 @@
-export { backoffDelay } from './backoffDelay.js';
 export type { CoreLog } from './CoreLog.js';
 export type { DemandSource } from './DemandSource.js';
 export { errorMessage } from './IngestError.js';

@@ -1,3 +1,4 @@
+export * from './backoffDelay.js';
 export * from './claims.js';
 export * from './closeCodes.js';
 export * from './defineStream.js';

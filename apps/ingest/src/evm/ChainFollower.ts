@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { backoffDelay } from '@streamgate/ingest-core';
+import { backoffDelay } from '@streamgate/protocol';
 import type { RunContext, RunEnd, WriteBatch, WriteEntry } from '@streamgate/ingest-core';
 import type { IngestEvent, IngestLogEvent } from '@streamgate/protocol';
 import type { ChainConfig, StreamSpec } from '../config.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { backoffDelay, errorMessage } from '@streamgate/ingest-core';
+import { errorMessage } from '@streamgate/ingest-core';
+import { backoffDelay } from '@streamgate/protocol';
 import { CoverageMap } from './CoverageMap.js';
 import { FeedCalls } from './FeedCalls.js';
 import type { FeedAnswer } from './FeedError.js';
