@@ -1,5 +1,4 @@
 export type { CoreLog } from './CoreLog.js';
-export type { DemandSource } from './DemandSource.js';
 export { errorMessage } from './IngestError.js';
 export type { IngestError, IngestErrorCode } from './IngestError.js';
 export { ingestKeys } from './ingestKeys.js';

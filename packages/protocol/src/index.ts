@@ -11,4 +11,3 @@ export * from './relaySubscription.js';
 export * from './streamId.js';
 export * from './streamName.js';
 export * from './tokenRefreshWindow.js';
-export * from './ingestEvents.js';
