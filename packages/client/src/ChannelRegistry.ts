@@ -1,6 +1,6 @@
 import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, RelaySubscription, StreamName, SubscribeFrame } from '@streamgate/protocol';
-import type { ResolvedBackoff } from './backoffOptions.js';
+import type { ResolvedBackoff } from './backoff.js';
 import { StreamChannel } from './StreamChannel.js';
 import type { Subscriber } from './Subscription.js';
 import { checkToken, describeError, expiresSoon } from './tokens.js';

@@ -1,6 +1,6 @@
 import { backoffDelay, CloseCode, reconnectAdvice } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, ServerFrame } from '@streamgate/protocol';
-import type { ResolvedBackoff } from './backoffOptions.js';
+import type { ResolvedBackoff } from './backoff.js';
 import { Connection } from './Connection.js';
 import type { RelayLogger } from './logger.js';
 import type { WebSocketConstructor } from './webSocketLike.js';

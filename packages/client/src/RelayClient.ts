@@ -1,8 +1,8 @@
 import { backoffDelay, relayError } from '@streamgate/protocol';
 import type { RelayError, ServerFrame } from '@streamgate/protocol';
 import { ChannelRegistry } from './ChannelRegistry.js';
-import { resolveDelayBounds } from './backoffOptions.js';
-import type { BackoffOptions, ResolvedBackoff } from './backoffOptions.js';
+import { resolveBackoff } from './backoff.js';
+import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
 import { ConnectionManager } from './ConnectionManager.js';
 import type { ConnectionStatus } from './ConnectionManager.js';
 import { consoleLogger } from './logger.js';
@@ -44,7 +44,7 @@ export class RelayClient {
     // Node 20 has no global WebSocket, whatever the DOM typings claim.
     const WebSocketImpl = options.WebSocket ?? ('WebSocket' in globalThis ? globalThis.WebSocket : undefined);
     if (WebSocketImpl === undefined) throw new TypeError('no WebSocket available: pass options.WebSocket');
-    this.#backoff = resolveDelayBounds(options.backoff);
+    this.#backoff = resolveBackoff(options.backoff);
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
     this.#conn = new ConnectionManager({

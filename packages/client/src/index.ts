@@ -1,8 +1,8 @@
 export { RelayClient } from './RelayClient.js';
 export type { RelayClientOptions } from './RelayClient.js';
 export type { ConnectionStatus } from './ConnectionManager.js';
-export { DEFAULT_BACKOFF } from './backoffOptions.js';
-export type { BackoffOptions, ResolvedBackoff } from './backoffOptions.js';
+export { DEFAULT_BACKOFF } from './backoff.js';
+export type { BackoffOptions, ResolvedBackoff } from './backoff.js';
 export { consoleLogger } from './logger.js';
 export type { LogFields, RelayLogger } from './logger.js';
 export { TOKEN_RENEW_MARGIN_MS } from './tokens.js';

@@ -17,7 +17,7 @@ export interface ResolvedBackoff {
 export const DEFAULT_BACKOFF: ResolvedBackoff = { baseMs: 250, maxMs: 30_000 };
 
 /** Fills in the defaults and refuses bounds no backoff can honour, at construction rather than at the first retry. */
-export function resolveDelayBounds(options: BackoffOptions | undefined): ResolvedBackoff {
+export function resolveBackoff(options: BackoffOptions | undefined): ResolvedBackoff {
   const baseMs = options?.baseMs ?? DEFAULT_BACKOFF.baseMs;
   const maxMs = options?.maxMs ?? DEFAULT_BACKOFF.maxMs;
   if (!(baseMs > 0) || !(maxMs >= baseMs)) {
