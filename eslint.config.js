@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import eslintConfigPrettier from 'eslint-config-prettier/flat';
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'eslint.config.js', 'test/bench/results/**'] },
@@ -16,4 +17,6 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: false }],
     },
   },
+  // Last, so no rule above (or added later) about layout fights Prettier, which owns formatting.
+  eslintConfigPrettier,
 );

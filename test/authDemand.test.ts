@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INGEST_DEMAND_KEY } from '@streamgate/protocol';
+import { INGEST_DEMAND_KEY } from '@streamgate/demand';
 import { waitFor } from '@streamgate/testkit';
 import { metricValue, useFleet } from './support/startFleet.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { spawnIngest, startAnvil, startFaultProxy, startRedis, waitFor } from '@streamgate/testkit';
 import type { AnvilNode, AppProcess, FaultProxy, RedisServer } from '@streamgate/testkit';
-import type { IngestEvent, IngestLogEvent } from '@streamgate/protocol';
+import type { IngestEvent, IngestLogEvent } from '@streamgate/ingest-events';
 import { FAST_WORKER_ENV, holdDemand, readEvents, testChain } from './support/ingestHarness.js';
 import { LOG_TOPIC, deployLogEmitter, emitLog, emitRequest } from './support/logEmitter.js';
 

@@ -3,7 +3,7 @@
  * refresh / ping frames plus plain garbage. Same seed, same frames, so a failure reproduces.
  */
 
-export { prng } from './prng.js';
+export { prng } from '@streamgate/testkit';
 
 export type FuzzFrame = { kind: 'text'; text: string } | { kind: 'binary'; bytes: Buffer };
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { RedisDemandRegistry } from '@streamgate/ingest-core/redis';
-import { ingestEventSchema } from '@streamgate/protocol';
-import type { IngestEvent } from '@streamgate/protocol';
+import { RedisDemandRegistry } from '@streamgate/demand';
+import { ingestEventSchema } from '@streamgate/ingest-events';
+import type { IngestEvent } from '@streamgate/ingest-events';
 import type { AnvilNode, FaultProxy } from '@streamgate/testkit';
 
 /** Fast timings so failovers, stalls and lease hand-overs happen within a test's patience. */

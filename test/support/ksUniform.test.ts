@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ksUniform } from './ksUniform.js';
-import { prng as seeded } from './prng.js';
+import { prng as seeded } from '@streamgate/testkit';
 
 describe('ksUniform', () => {
   it('uses the asymptotic critical value c(α)/√n', () => {

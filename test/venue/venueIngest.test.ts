@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import type { Redis } from 'ioredis';
 import { RelayClient } from '@streamgate/client';
-import { INGEST_DEMAND_KEY } from '@streamgate/protocol';
+import { INGEST_DEMAND_KEY } from '@streamgate/demand';
 import { spawnIngest, startVenueSim, waitFor } from '@streamgate/testkit';
 import type { AppProcess, VenueSim } from '@streamgate/testkit';
 import { FAST_WORKER_ENV, holdDemand } from '../support/ingestHarness.js';

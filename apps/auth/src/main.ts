@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { RedisDemandRegistry } from '@streamgate/ingest-core/redis';
+import { RedisDemandRegistry } from '@streamgate/demand';
 import { createTokenIssuer } from '@streamgate/server';
 import { parseAuthConfig } from './config.js';
 import { createAuthMetrics } from './createAuthMetrics.js';

@@ -1,13 +1,11 @@
-export { ConfigError, ingestConfigSchema, ingestTopologySchema, parseIngestConfig } from './config.js';
-export type { ChainConfig, IngestConfig, IngestTopology, ProviderConfig, StreamSpec } from './config.js';
-export { createIngest } from './createIngest.js';
-export type { Ingest } from './createIngest.js';
+// What other workspace packages use of the ingest worker: the config schema (the deploy tests check
+// the shipped manifests against it) and the venue pieces the cross-process venue harness wires up
+// around a simulated venue. The worker is started by main.ts, not embedded.
+export { ingestConfigSchema } from './config.js';
 export { VenueFeed } from './venue/VenueFeed.js';
-export type { VenueFeedEvents, VenueFeedOptions } from './venue/VenueFeedOptions.js';
-export type { FeedAnswer, FeedError, FeedErrorCode } from './venue/FeedError.js';
-export type { VenueNotice, VenueNoticeType } from './venue/VenueNotice.js';
+export type { VenueFeedOptions } from './venue/VenueFeedOptions.js';
+export type { VenueNotice } from './venue/VenueNotice.js';
 export { RateLimiter } from './venue/RateLimiter.js';
 export { VenueHttpClient } from './venue/VenueHttpClient.js';
-export { planShards } from './venue/planShards.js';
 export type { VenueKind, VenuePayload } from './venue/venueSchemas.js';
 export { SymbolWriter } from './venue/SymbolWriter.js';

@@ -1,6 +1,5 @@
-import { CloseCode, reconnectAdvice } from '@streamgate/protocol';
+import { backoffDelay, CloseCode, reconnectAdvice } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, ServerFrame } from '@streamgate/protocol';
-import { fullJitterDelay } from './backoff.js';
 import type { ResolvedBackoff } from './backoff.js';
 import { RelaySocket } from './RelaySocket.js';
 import type { RelayLogger } from './logger.js';
@@ -152,7 +151,7 @@ export class ReconnectingSocket {
       this.#immediateStreak += 1;
       delay = 0;
     } else {
-      delay = fullJitterDelay(this.#attempt++, backoff);
+      delay = backoffDelay(this.#attempt++, backoff.baseMs, backoff.maxMs);
     }
     this.#status = 'waiting';
     this.#timer = setTimeout(() => {

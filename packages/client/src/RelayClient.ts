@@ -1,7 +1,7 @@
-import { relayError } from '@streamgate/protocol';
+import { backoffDelay, relayError } from '@streamgate/protocol';
 import type { RelayError, ServerFrame } from '@streamgate/protocol';
 import { SharedSubscriptionRegistry } from './SharedSubscriptionRegistry.js';
-import { fullJitterDelay, resolveBackoff } from './backoff.js';
+import { resolveBackoff } from './backoff.js';
 import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
 import { ReconnectingSocket } from './ReconnectingSocket.js';
 import type { ConnectionStatus } from './ReconnectingSocket.js';
@@ -117,7 +117,7 @@ export class RelayClient {
       if (sub.state === 'closed') return;
       sub.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
       sub.retryTokenLater(
-        (attempt) => fullJitterDelay(attempt, this.#backoff),
+        (attempt) => backoffDelay(attempt, this.#backoff.baseMs, this.#backoff.maxMs),
         () => void this.#acquireToken(sub),
       );
       return;

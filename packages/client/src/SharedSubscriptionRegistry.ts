@@ -1,6 +1,5 @@
-import { compareStreamIds } from '@streamgate/protocol';
+import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, RelaySubscription, StreamName, SubscribeFrame } from '@streamgate/protocol';
-import { fullJitterDelay } from './backoff.js';
 import type { ResolvedBackoff } from './backoff.js';
 import { SharedSubscription } from './SharedSubscription.js';
 import type { RefreshContext } from './StreamToken.js';
@@ -170,7 +169,7 @@ export class SharedSubscriptionRegistry {
 
   #scheduleRetry(shared: SharedSubscription): void {
     shared.retryLater(
-      (attempt) => fullJitterDelay(attempt, this.#backoff),
+      (attempt) => backoffDelay(attempt, this.#backoff.baseMs, this.#backoff.maxMs),
       () => {
         if (this.#byStream.get(shared.stream) === shared) this.subscribe(shared, false);
       },
@@ -182,7 +181,7 @@ export class SharedSubscriptionRegistry {
       isCurrent: (sid) => this.current(sid) === shared,
       send: (frame) => this.#conn.send(frame),
       report: (error) => shared.report(error),
-      retryDelay: (attempt) => fullJitterDelay(attempt, this.#backoff),
+      retryDelay: (attempt) => backoffDelay(attempt, this.#backoff.baseMs, this.#backoff.maxMs),
     };
   }
 

@@ -1,7 +1,7 @@
 export { RelayClient } from './RelayClient.js';
 export type { RelayClientOptions } from './RelayClient.js';
 export type { ConnectionStatus } from './ReconnectingSocket.js';
-export { backoffCeiling, fullJitterDelay, DEFAULT_BACKOFF } from './backoff.js';
+export { DEFAULT_BACKOFF } from './backoff.js';
 export type { BackoffOptions, ResolvedBackoff } from './backoff.js';
 export { consoleLogger } from './logger.js';
 export type { LogFields, RelayLogger } from './logger.js';

@@ -1,6 +1,6 @@
-import { backoffDelay } from './backoffDelay.js';
+import { backoffDelay } from '@streamgate/protocol';
 import type { CoreLog } from './CoreLog.js';
-import type { DemandSource } from './DemandSource.js';
+import type { DemandSource } from '@streamgate/demand';
 import { errorMessage } from './IngestError.js';
 import type { Lease, LeaseStore } from './LeaseStore.js';
 import type { StreamWriter, WriteBatch, WriteOutcome } from './StreamWriter.js';

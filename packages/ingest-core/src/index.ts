@@ -1,9 +1,6 @@
-export { backoffDelay } from './backoffDelay.js';
 export type { CoreLog } from './CoreLog.js';
-export type { DemandSource } from './DemandSource.js';
 export { errorMessage } from './IngestError.js';
 export type { IngestError, IngestErrorCode } from './IngestError.js';
-export { ingestKeys } from './ingestKeys.js';
 export { IngestWorker } from './IngestWorker.js';
 export type { IngestWorkerOptions, LeaseChange, WorkerEvents } from './IngestWorker.js';
 export type { Lease, LeaseStore } from './LeaseStore.js';

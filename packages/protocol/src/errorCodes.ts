@@ -44,10 +44,6 @@ export const errorCodes = {
 export type ErrorCode = keyof typeof errorCodes;
 export const errorCodeSchema = z.enum(Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]]);
 
-export function isRetryable(code: ErrorCode): boolean {
-  return errorCodes[code];
-}
-
 /** The error value that crosses package boundaries: a discriminated union on `code`. */
 export type RelayError = { code: ErrorCode; retryable: boolean; message: string };
 

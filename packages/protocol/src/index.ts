@@ -1,3 +1,4 @@
+export * from './backoffDelay.js';
 export * from './claims.js';
 export * from './closeCodes.js';
 export * from './defineStream.js';
@@ -10,4 +11,3 @@ export * from './relaySubscription.js';
 export * from './streamId.js';
 export * from './streamName.js';
 export * from './tokenRefreshWindow.js';
-export * from './ingestEvents.js';

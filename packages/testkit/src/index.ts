@@ -3,6 +3,7 @@ export { OutputBuffer } from './outputBuffer.js';
 export type { OutputLine, OutputStream } from './outputBuffer.js';
 export { readListeningPort } from './readListeningPort.js';
 export type { ReadListeningPortOptions } from './readListeningPort.js';
+export { prng } from './prng.js';
 export { redisPing } from './redisPing.js';
 export { repoRoot } from './repoRoot.js';
 export { ServiceError, spawnService } from './spawnService.js';

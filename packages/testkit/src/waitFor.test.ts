@@ -9,6 +9,14 @@ describe('waitFor', () => {
     expect(calls).toBe(3);
   });
 
+  it('resolves with the first value that is not false, undefined or null', async () => {
+    const replies: (string | null | undefined | false)[] = [undefined, null, false, 'frame', 'later'];
+    const value: string = await waitFor(() => replies.shift(), { timeoutMs: 1_000, intervalMs: 1, message: 'a frame' });
+    expect(value).toBe('frame');
+    expect(replies).toEqual(['later']);
+    await expect(waitFor(() => Promise.resolve(0), { timeoutMs: 1_000, message: 'zero' })).resolves.toBe(0);
+  });
+
   it('rejects with its message at the deadline, not before', async () => {
     const started = Date.now();
     const error: unknown = await waitFor(() => false, { timeoutMs: 150, message: 'the impossible' }).catch(

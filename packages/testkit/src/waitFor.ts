@@ -2,26 +2,31 @@ import { inspect } from 'node:util';
 import { DeadlineError, withDeadline } from './withDeadline.js';
 
 export interface WaitForOptions {
-  /** Total time allowed, including the time each check takes. */
-  timeoutMs: number;
+  /** Total time allowed, including the time each check takes. Default 5 000 ms. */
+  timeoutMs?: number;
   /** Pause between checks. */
   intervalMs?: number;
   /** What the test was waiting for; it leads the error message. */
   message: string;
 }
 
+/** What a check returns while its condition does not hold yet. */
+type NotYet = undefined | null | false;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Polls `condition` until it returns true, or rejects at the deadline. Tests use this instead of
- * fixed sleeps: they finish as soon as the condition holds and fail with a message saying what
- * never happened. A check that throws counts as "not yet" (a server that is still starting makes
- * its probes throw); the last such error is attached to the rejection so the cause is not lost.
+ * Polls `condition` until it returns something other than `false`, `undefined` or `null`, and
+ * resolves with that value (a frame, a Redis reply), or rejects at the deadline. Tests use this
+ * instead of fixed sleeps: they finish as soon as the condition holds and fail with a message
+ * saying what never happened. A check that throws counts as "not yet" (a server that is still
+ * starting makes its probes throw); the last such error is attached to the rejection so the cause
+ * is not lost.
  */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  { timeoutMs, intervalMs = 20, message }: WaitForOptions,
-): Promise<void> {
+export async function waitFor<T>(
+  condition: () => T | NotYet | Promise<T | NotYet>,
+  { timeoutMs = 5_000, intervalMs = 20, message }: WaitForOptions,
+): Promise<Exclude<T, NotYet>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -29,7 +34,8 @@ export async function waitFor(
     if (remaining <= 0) break;
     try {
       // A check that hangs must not outlive the deadline.
-      if (await withDeadline(Promise.resolve().then(condition), remaining, message)) return;
+      const value = await withDeadline(Promise.resolve().then(condition), remaining, message);
+      if (isDone(value)) return value;
     } catch (error) {
       if (error instanceof DeadlineError) break;
       lastError = error;
@@ -42,4 +48,8 @@ export async function waitFor(
       ? ''
       : `; last check threw: ${lastError instanceof Error ? lastError.message : inspect(lastError)}`;
   throw new DeadlineError(`${message}${detail}`, timeoutMs, { cause: lastError });
+}
+
+function isDone<T>(value: T | NotYet): value is Exclude<T, NotYet> {
+  return value !== undefined && value !== null && value !== false;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { backoffDelay } from '@streamgate/ingest-core';
+import { backoffDelay } from '@streamgate/protocol';
 import type { RunContext, RunEnd, WriteBatch, WriteEntry } from '@streamgate/ingest-core';
-import type { IngestEvent, IngestLogEvent } from '@streamgate/protocol';
+import type { IngestEvent, IngestLogEvent } from '@streamgate/ingest-events';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { BlockRecord, Checkpoint, EvmRunEvents } from './evmEvents.js';
 import type { RpcReader } from './ProviderPool.js';

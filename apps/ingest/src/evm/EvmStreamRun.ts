@@ -1,4 +1,5 @@
-import { backoffDelay, errorMessage } from '@streamgate/ingest-core';
+import { errorMessage } from '@streamgate/ingest-core';
+import { backoffDelay } from '@streamgate/protocol';
 import type { AdapterRun, RunContext, RunEnd } from '@streamgate/ingest-core';
 import { z } from 'zod';
 import type { ChainConfig, ProviderConfig, StreamSpec } from '../config.js';

@@ -1,4 +1,4 @@
-import type { IngestLogEvent } from '@streamgate/protocol';
+import type { IngestLogEvent } from '@streamgate/ingest-events';
 
 /** Hooks for metrics and logs from one EVM stream run. */
 export interface EvmRunEvents {

@@ -1,7 +1,5 @@
 import type { FeedAnswer, FeedError } from './FeedError.js';
 
-export type CallOp = 'subscribe' | 'unsubscribe' | 'update';
-
 /** What the feed knows about one symbol, as a caller waiting on it needs it. */
 export interface SymbolView {
   rejectedUntil(symbol: string): number | undefined;

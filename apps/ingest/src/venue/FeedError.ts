@@ -16,5 +16,3 @@ export type FeedError =
   | { code: 'closed'; retryable: false; message: string };
 
 export type FeedAnswer = { ok: true } | { ok: false; error: FeedError };
-
-export type FeedErrorCode = FeedError['code'];

@@ -25,10 +25,11 @@ interface Waiter {
 }
 
 /**
- * Token bucket shared by every caller of one venue key. Two ways in, because the venue's history
- * shows both are needed: `tryTake` for a caller that would rather fail now than wait, and
- * `acquire` for timers with nobody waiting on them — a periodic resubscribe that fails fast on a
- * one-second throttle loses a whole interval (the 58-failure outage in the seed).
+ * Token bucket shared by every caller of one venue key. Two ways in, because both kinds of caller
+ * exist: `tryTake` for a caller that would rather fail now than wait, and `acquire` for timers
+ * with nobody waiting on them — a periodic resubscribe that fails fast on a one-second throttle
+ * loses a whole interval, and while the limiter stays contended it fails every interval, so a
+ * quiet session is never recovered.
  */
 export class RateLimiter {
   private readonly perMs: number;

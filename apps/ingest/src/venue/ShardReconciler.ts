@@ -24,8 +24,9 @@ type Outcome = { kind: 'deadline' } | { kind: 'answered'; unsub: VenueCallResult
 /**
  * Runs a shard's HTTP reconciles, one at a time per shard. An attempt mints a token, and both
  * things that can conclude it — its deadline and its answer — carry that token: a tag such as
- * "shard 2's re-assert" names a slot, not the attempt occupying it, and a deadline keyed by the
- * slot once killed its own successor at every tick boundary (seed 003, issue #3).
+ * "shard 2's re-assert" names a slot, not the attempt occupying it: a deadline keyed by the slot
+ * concludes whichever attempt holds the slot when it fires, and at a tick boundary that is the
+ * next one, so every re-assert would be killed by its predecessor's deadline.
  */
 export class ShardReconciler {
   private tokens = 0;
@@ -52,7 +53,7 @@ export class ShardReconciler {
     const deadline = setTimeout(() => this.conclude(shard, token, { kind: 'deadline' }), this.timeoutMs);
     shard.attempt = { token, kind, startedAt: this.now(), abort, deadline, subscribe: [...subscribe], unsubscribe: [...unsubscribe] };
     // Every call waits for the rate limiter (acquire): a fail-fast check would drop a tick's only
-    // recovery for a whole interval to avoid waiting a second (seed 003, issue #23).
+    // recovery for a whole interval to avoid waiting a second.
     const opts = { signal: abort.signal, limiter: 'acquire' as const, timeoutMs: this.timeoutMs };
     void (async () => {
       // The subscribe half is sent even when the unsubscribe half failed: one failing half must not cancel the other.

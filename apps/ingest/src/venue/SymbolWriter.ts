@@ -1,4 +1,4 @@
-import { backoffDelay } from '@streamgate/ingest-core';
+import { backoffDelay } from '@streamgate/protocol';
 import type { RunContext, RunEnd } from '@streamgate/ingest-core';
 import type { VenuePayload } from './venueSchemas.js';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { backoffDelay, errorMessage } from '@streamgate/ingest-core';
+import { errorMessage } from '@streamgate/ingest-core';
+import { backoffDelay } from '@streamgate/protocol';
 import { CoverageMap } from './CoverageMap.js';
 import { FeedCalls } from './FeedCalls.js';
 import type { FeedAnswer } from './FeedError.js';
@@ -21,9 +22,13 @@ const symbolListSchema = z.array(venueSymbolSchema).max(10_000);
 
 /**
  * The facade a consumer sees: ask for symbols, watch coverage. Sessions, shards, HTTP joins,
- * replays, re-asserts and refusals are all handled here, per the venue's failure record
- * (seed 003): sticky shards, CONNACK before the first subscribe, whole-list replay after any
- * reconnect, one blind re-assert per session per tick, attempt tokens, acquire-not-check.
+ * replays, re-asserts and refusals are all handled here, each against a way this venue fails:
+ * sticky shards (moving a symbol costs an unsubscribe and a subscribe from one rate budget),
+ * CONNACK before the first subscribe (the venue refuses a session id it has not yet accepted),
+ * whole-list replay after any reconnect (it forgets a session's subscriptions with its
+ * connection), one blind re-assert per session per tick (sessions go quiet while connected),
+ * attempt tokens (a late answer or deadline must not conclude the attempt after it), and
+ * acquire-not-check on the rate limiter (a throttled recovery must wait, not be dropped).
  */
 export class VenueFeed {
   private readonly wanted = new Set<string>();

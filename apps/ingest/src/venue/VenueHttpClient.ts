@@ -23,7 +23,6 @@ export type VenueCallError =
   | { code: 'aborted'; retryable: false; message: string }
   | { code: 'garbage'; retryable: true; message: string };
 
-export type VenueCallErrorCode = VenueCallError['code'];
 export type VenueCallResult = { ok: true } | { ok: false; error: VenueCallError };
 
 export interface VenueHttpClientOptions {

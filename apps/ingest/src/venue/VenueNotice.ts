@@ -15,5 +15,3 @@ export type VenueNotice =
   | { type: 'shard_crashed'; shard: number; reason: string }
   /** The venue refused a session's CONNECT in a way retrying cannot fix (a bad app key). */
   | { type: 'session_refused'; shard: number; reason: string };
-
-export type VenueNoticeType = VenueNotice['type'];

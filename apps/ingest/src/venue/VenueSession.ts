@@ -1,6 +1,7 @@
 import { connect, ErrorWithReasonCode } from 'mqtt';
 import type { MqttClient } from 'mqtt';
-import { backoffDelay, errorMessage } from '@streamgate/ingest-core';
+import { errorMessage } from '@streamgate/ingest-core';
+import { backoffDelay } from '@streamgate/protocol';
 import { parseVenuePublish } from './venueSchemas.js';
 import type { VenuePayload } from './venueSchemas.js';
 

@@ -44,7 +44,7 @@ export class VenueShard {
   /**
    * Subscribes we stopped waiting for (deadline, transport error), until when the venue might
    * still apply them. An unsubscribe sent meanwhile can be overtaken by such a late subscribe,
-   * so each re-assert unsubscribes these once more while they are unwanted (seed 003).
+   * so each re-assert unsubscribes these once more while they are unwanted.
    */
   private readonly ghosts = new Map<string, number>();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { prng } from '../../../../test/support/prng.js';
+import { prng } from '@streamgate/testkit';
 import { planShards } from './planShards.js';
 import type { ShardPlan, ShardState } from './planShards.js';
 

@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { streamNameSchema } from '@streamgate/protocol';
 import { venueKindSchema, venueSymbolSchema } from './venueSchemas.js';
 
-/** One venue in the ingest topology. The defaults are the venue's own stated numbers (seed 003). */
+/**
+ * One venue in the ingest topology. The defaults are the limits the venue itself states (100
+ * symbols per session, 5 sessions per app key, its HTTP rate); where it enforces less than it
+ * states, the feed measures the real ceiling at run time instead of trusting the number.
+ */
 export const venueSchema = z
   .object({
     mqttUrl: z.url({ protocol: /^mqtts?$/ }),

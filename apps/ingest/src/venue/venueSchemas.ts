@@ -37,7 +37,6 @@ export const venueRefusalSchema = z.discriminatedUnion('code', [
   z.object({ code: z.literal('TOO_MANY_REQUESTS'), message: z.string().optional() }),
   z.object({ code: z.literal('INTERNAL'), message: z.string().optional() }),
 ]);
-export type VenueRefusal = z.infer<typeof venueRefusalSchema>;
 export const venueRefusalCodes: ReadonlySet<string> = new Set(venueRefusalSchema.options.map((o) => o.shape.code.value));
 
 const price = z.number();

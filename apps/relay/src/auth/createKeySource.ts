@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet } from 'jose';
 import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
-import { backoffDelay } from '../redis/backoffDelay.js';
+import { backoffDelay } from '@streamgate/protocol';
 
 export interface KeySource {
   readonly getKey: JWTVerifyGetKey;

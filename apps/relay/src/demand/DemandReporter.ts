@@ -1,12 +1,9 @@
+import type { DemandSink } from '@streamgate/demand';
 import type { StreamName } from '@streamgate/protocol';
-
-/** Where demand goes for one Redis target (RedisDemandRegistry at the edge). */
-export interface DemandSink {
-  heartbeat(streams: readonly string[], ttlMs: number): Promise<void>;
-}
 
 export interface DemandTarget {
   readonly target: string;
+  /** Where demand goes for this Redis target (RedisDemandRegistry at the edge). */
   readonly sink: DemandSink;
   /** Streams with subscribers on this pod right now. */
   streams(): StreamName[];

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { RedisDemandRegistry } from '@streamgate/ingest-core/redis';
+import { RedisDemandRegistry } from '@streamgate/demand';
 import type { RelayConfig } from '../config.js';
 import type { StreamHub } from '../core/StreamHub.js';
 import { DemandReporter } from './DemandReporter.js';

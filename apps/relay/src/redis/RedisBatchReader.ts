@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
-import { compareStreamIds } from '@streamgate/protocol';
+import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
 import { parseXread } from './parseReplies.js';
-import { backoffDelay } from './backoffDelay.js';
 import { BatchXread } from './BatchXread.js';
 
 export interface BatchReaderOptions {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
+import { backoffDelay } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { RangePage, SourceError, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
@@ -208,8 +209,8 @@ export class RedisStreamSource implements StreamSource {
       connectionName: `${this.options.connectionName}:${role}`,
       protocol: 2,
       lazyConnect: false,
-      // Bounded exponential backoff with jitter: a restarting Redis is not stampeded by every pod.
-      retryStrategy: (times) => Math.min(5_000, 50 * 2 ** Math.min(times, 7)) * (0.5 + Math.random() / 2),
+      // Full-jitter bounded backoff: a restarting Redis is not stampeded by every pod at once.
+      retryStrategy: (times) => backoffDelay(times, 50, 5_000),
       ...extra,
     });
     let wasReady = false;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { startRedis, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
-import { RedisDemandRegistry } from './RedisDemandRegistry.js';
+import { RedisDemandRegistry } from '@streamgate/demand';
 import { RedisLeaseStore } from './RedisLeaseStore.js';
 import { RedisStreamWriter } from './RedisStreamWriter.js';
 

@@ -1,4 +1,3 @@
-export { RedisDemandRegistry } from './RedisDemandRegistry.js';
 export { RedisLeaseStore } from './RedisLeaseStore.js';
 export { RedisStreamWriter } from './RedisStreamWriter.js';
 export type { RedisStreamWriterOptions } from './RedisStreamWriter.js';

@@ -1,4 +1,4 @@
-import type { DemandSource } from '../DemandSource.js';
+import type { DemandSource } from '@streamgate/demand';
 
 export class MemoryDemandSource implements DemandSource {
   readonly keys = new Set<string>();

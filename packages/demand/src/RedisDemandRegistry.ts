@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
-import { INGEST_DEMAND_KEY } from '@streamgate/protocol';
-import type { DemandSource } from '../DemandSource.js';
+import type { DemandSink } from './DemandSink.js';
+import type { DemandSource } from './DemandSource.js';
+import { INGEST_DEMAND_KEY } from './ingestDemandKey.js';
 
 // Scores are Redis's own clock, so relays, auth and workers on skewed hosts agree on expiry.
 // GT keeps the latest expiry any reporter asked for.
@@ -28,7 +29,7 @@ type Scripts = {
  * they have subscribers for; the auth backend may register a stream when it mints a token, so
  * ingest starts before the first subscriber arrives.
  */
-export class RedisDemandRegistry implements DemandSource {
+export class RedisDemandRegistry implements DemandSource, DemandSink {
   private readonly scripts: Scripts;
 
   constructor(redis: Redis) {

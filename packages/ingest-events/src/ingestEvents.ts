@@ -76,10 +76,3 @@ export type IngestReorgEvent = z.infer<typeof ingestReorgEventSchema>;
 export type IngestGapEvent = z.infer<typeof ingestGapEventSchema>;
 export type IngestStreamErrorEvent = z.infer<typeof ingestStreamErrorEventSchema>;
 export type IngestEvent = z.infer<typeof ingestEventSchema>;
-
-/**
- * The Redis sorted set (on the stream's own Redis) where relays and the auth backend record
- * demand: member = stream name, score = the epoch millisecond (Redis clock) until which someone
- * wants it. Ingest subscribes upstream while a score is in the future.
- */
-export const INGEST_DEMAND_KEY = 'streamgate:demand';

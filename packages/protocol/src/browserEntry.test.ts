@@ -1,0 +1,25 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as protocol from './index.js';
+
+const here = import.meta.dirname;
+const sources = readdirSync(here).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+
+describe('the protocol entry is safe for a browser bundle', () => {
+  it('imports nothing but zod and its own modules (no Node built-ins, no server packages)', () => {
+    const foreign = sources.flatMap((file) =>
+      [...readFileSync(join(here, file), 'utf8').matchAll(/^\s*(?:import|export)\b[^'"]*from\s+'([^']+)'/gm)]
+        .map((m) => m[1] ?? '')
+        .filter((spec) => !spec.startsWith('./') && spec !== 'zod')
+        .map((spec) => `${file}: ${spec}`),
+    );
+    expect(foreign).toEqual([]);
+  });
+
+  it('leaves the ingest event schemas and the demand contract to their own packages', () => {
+    const names = Object.keys(protocol);
+    expect(names).toContain('serverFrameSchema');
+    expect(names.filter((n) => /ingest|demand/i.test(n))).toEqual([]);
+  });
+});
