@@ -1,6 +1,6 @@
 export { createRelay } from './createRelay.js';
 export type { Relay } from './createRelay.js';
-export { parseRelayConfig, relayConfigSchema, ConfigError } from './config.js';
+export { parseRelayConfig, relayConfigSchema } from './config.js';
 export type { RelayConfig } from './config.js';
 export { StreamHub } from './core/StreamHub.js';
 export type { StreamSource, StreamEntry, StreamInfo } from './core/StreamSource.js';
