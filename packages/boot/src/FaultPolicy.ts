@@ -6,7 +6,6 @@ export type FaultKind = 'unhandledRejection' | 'uncaughtException';
 /** Where faults are announced: the process, or an emitter in tests. */
 export interface FaultSource {
   on(event: FaultKind, listener: (reason: unknown) => void): unknown;
-  off(event: FaultKind, listener: (reason: unknown) => void): unknown;
 }
 
 export interface FaultPolicyOptions {
@@ -31,7 +30,6 @@ export class FaultPolicy {
   #count: ((kind: FaultKind) => void) | null = null;
   #shutdown: { run: () => Promise<void>; budgetMs: number } | null = null;
   #exiting = false;
-  #faults = 0;
   readonly #onRejection = (reason: unknown): void => this.#fault('unhandledRejection', reason);
   readonly #onException = (error: unknown): void => this.#fault('uncaughtException', error);
 
@@ -47,12 +45,6 @@ export class FaultPolicy {
     return this;
   }
 
-  uninstall(): void {
-    const target = this.#options.target ?? process;
-    target.off('unhandledRejection', this.#onRejection);
-    target.off('uncaughtException', this.#onException);
-  }
-
   /** Where faults are counted, once the app's metrics exist (faults before that are only logged). */
   countWith(count: (kind: FaultKind) => void): void {
     this.#count = count;
@@ -63,13 +55,7 @@ export class FaultPolicy {
     this.#shutdown = { run, budgetMs };
   }
 
-  /** Faults seen so far. */
-  get faults(): number {
-    return this.#faults;
-  }
-
   #fault(kind: FaultKind, reason: unknown): void {
-    this.#faults += 1;
     const { log, app } = this.#options;
     // pino serializes an Error under `err`; anything else (a rejected string) is logged as it is.
     const fields = reason instanceof Error ? { kind, err: reason } : { kind, reason: String(reason) };

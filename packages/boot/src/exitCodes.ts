@@ -7,6 +7,6 @@ export const ExitCode = {
   config: 78,
   /** EX_SOFTWARE: an unhandled rejection or exception; the process exits so the pod restarts clean. */
   fault: 70,
-  /** Could not start for another reason (e.g. the port is taken, a key file is unreadable). */
+  /** Could not start for another reason (e.g. the port is taken). */
   startup: 1,
 } as const;
