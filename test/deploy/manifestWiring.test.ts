@@ -33,6 +33,13 @@ function selects(selector: { matchLabels?: Labels; matchExpressions?: unknown[] 
 
 const podLabels = (deployment: Deployment): Labels => deployment.spec?.template.metadata?.labels ?? {};
 
+/** The relay's parsed config; a refusal fails the test with every problem in its message. */
+function relayConfigOf(env: Record<string, string>) {
+  const result = parseRelayConfig(env);
+  if (!result.ok) throw new Error(result.error.message);
+  return result.config;
+}
+
 /** Env as the process will see it, Secrets replaced by placeholders (their values are not ours to know). */
 function processEnv(env: ResolvedEnv): Record<string, string> {
   const placeholders = Object.fromEntries(Object.entries(env.secrets).map(([name, ref]) => [name, `<secret ${ref.secret}/${ref.key}>`]));
@@ -65,7 +72,8 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
 
   it("boots: each app's config schema accepts the environment the manifests give it", () => {
     const relayEnv = processEnv(envOf('relay'));
-    expect(() => parseRelayConfig(relayEnv)).not.toThrow();
+    const relay = parseRelayConfig(relayEnv);
+    expect(relay.ok ? 'ok' : relay.error.message).toBe('ok');
     const known = new Set(inputKeys(relayConfigSchema));
     expect(known.has('RELAY_PORT'), 'the relay schema exposes its variable names').toBe(true);
     const unknown = Object.keys(relayEnv).filter((n) => n.startsWith('RELAY_') && !known.has(n));
@@ -82,7 +90,7 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
   });
 
   it('has auth and the relays agree on issuer, audience and Redis, and ingest write where tokens point', () => {
-    const relay = parseRelayConfig(processEnv(envOf('relay')));
+    const relay = relayConfigOf(processEnv(envOf('relay')));
     const auth = parseAuthConfig(processEnv(envOf('auth')));
     if (!auth.ok) throw new Error(auth.error.message);
     expect(relay.RELAY_TOKEN_ISSUER).toBe(auth.config.issuer);
@@ -96,8 +104,12 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     } else {
       expect(normalizeRedisTarget(ingestRedis)).toBe(normalizeRedisTarget(auth.config.redisUrl));
     }
-    // Relays heartbeat demand under the prefixes ingest serves, or ingest never subscribes upstream.
+    // Relays heartbeat demand under the prefixes ingest serves, or ingest never subscribes upstream;
+    // ingest is told the same prefixes, to warn at boot about topology streams outside them.
     expect(envOf('relay').values.RELAY_DEMAND_PREFIXES).toBeTruthy();
+    expect(ingest.values.INGEST_DEMAND_PREFIXES).toBe(envOf('relay').values.RELAY_DEMAND_PREFIXES);
+    const authPrefixes = envOf('auth').values.AUTH_DEMAND_PREFIXES;
+    if (authPrefixes !== undefined) expect(authPrefixes).toBe(envOf('relay').values.RELAY_DEMAND_PREFIXES);
   });
 
   it('gives ingest its topology (provider URLs may carry API keys) as a mounted Secret file', () => {
@@ -146,7 +158,7 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
 
     const relayDeployment = named(rendered.manifests, Deployment, 'relay');
     const authDeployment = named(rendered.manifests, Deployment, 'auth');
-    const relayConfig = parseRelayConfig(processEnv(envOf('relay')));
+    const relayConfig = relayConfigOf(processEnv(envOf('relay')));
     const jwks = new URL(relayConfig.RELAY_JWKS_URL ?? '');
     const jwksPort = podPortBehind(named(rendered.manifests, Service, jwks.hostname.split('.')[0] ?? ''), urlPort(jwks, 80), authDeployment);
     const redisPorts = new Set([...relayConfig.RELAY_REDIS_ALLOWLIST].map((t) => urlPort(new URL(t), 6379)));

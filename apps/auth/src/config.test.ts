@@ -8,13 +8,16 @@ const base = {
   AUTH_REDIS_URL: 'redis://streams:6379/0',
 };
 
+/** The first (here: only) problem, as { variable, message }; every message starts with its variable. */
 function failure(env: Record<string, string | undefined>) {
   const result = parseAuthConfig(env);
   if (result.ok) throw new Error('expected a config error');
   expect(result.error.code).toBe('config_invalid');
   expect(result.error.retryable).toBe(false);
-  expect(result.error.message.startsWith(result.error.variable)).toBe(true);
-  return result.error;
+  for (const problem of result.error.problems) expect(problem.message.startsWith(problem.variable)).toBe(true);
+  const first = result.error.problems[0];
+  if (first === undefined) throw new Error('a config error without problems');
+  return first;
 }
 
 describe('parseAuthConfig', () => {
@@ -59,16 +62,42 @@ describe('parseAuthConfig', () => {
   it('names the variable and the fix', () => {
     expect(failure({ ...base, AUTH_ISSUER: undefined })).toMatchObject({ variable: 'AUTH_ISSUER', message: expect.stringMatching(/required/) as string });
     expect(failure({ ...base, AUTH_AUDIENCE: ' ' }).variable).toBe('AUTH_AUDIENCE');
-    expect(failure({ ...base, AUTH_PORT: 'http' })).toMatchObject({ variable: 'AUTH_PORT', message: expect.stringMatching(/integer.*TCP port/) as string });
-    expect(failure({ ...base, AUTH_PORT: '70000' }).message).toMatch(/AUTH_PORT must be at most 65535/);
+    expect(failure({ ...base, AUTH_PORT: 'http' })).toEqual({
+      variable: 'AUTH_PORT',
+      message: 'AUTH_PORT="http": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8080',
+    });
+    expect(failure({ ...base, AUTH_PORT: '70000' }).message).toMatch(/^AUTH_PORT="70000": must be an integer from 0 to 65535/);
     expect(failure({ ...base, AUTH_TOKEN_TTL_SECONDS: '0' }).variable).toBe('AUTH_TOKEN_TTL_SECONDS');
     expect(failure({ ...base, AUTH_REDIS_URL: 'redis://user:secret@streams:6379' })).toMatchObject({
       variable: 'AUTH_REDIS_URL',
       message: expect.stringMatching(/no credentials/) as string,
     });
-    expect(failure({ ...base, AUTH_REDIS_URL: undefined }).message).toMatch(/AUTH_REDIS_URL is required/);
+    expect(failure({ ...base, AUTH_REDIS_URL: undefined }).message).toMatch(/^AUTH_REDIS_URL \(unset\): is required; set it to the Redis URL/);
     expect(failure({ ...base, LOG_LEVEL: 'loud' }).variable).toBe('LOG_LEVEL');
     expect(failure({ ...base, AUTH_DEV_GENERATE_KEYS: 'yes' }).variable).toBe('AUTH_DEV_GENERATE_KEYS');
+  });
+
+  it('takes a blank value as unset: the default, never 0', () => {
+    expect(parseAuthConfig({ ...base, AUTH_PORT: '', AUTH_TOKEN_TTL_SECONDS: ' ', AUTH_DEMAND_TTL_MS: '', LOG_LEVEL: '' })).toMatchObject({
+      ok: true,
+      config: { port: 8080, tokenTtlSeconds: 300, demandTtlMs: 30_000, logLevel: 'info' },
+    });
+  });
+
+  it('never prints the signing keys', () => {
+    const result = parseAuthConfig({ ...base, AUTH_SIGNING_KEYS: '[{"d":"private"}]', AUTH_SIGNING_KEYS_FILE: '/k.json', AUTH_PORT: 'x' });
+    if (result.ok) throw new Error('expected a config error');
+    expect(result.error.message).not.toContain('private');
+  });
+
+  it('reports every problem at once', () => {
+    const result = parseAuthConfig({ AUTH_PORT: 'abc', AUTH_ISSUER: '', AUTH_TOKEN_TTL_SECONDS: '0', AUTH_REDIS_URL: 'redis://u:p@r:6379' });
+    if (result.ok) throw new Error('expected a config error');
+    expect(result.error.problems.map((p) => p.variable).sort()).toEqual(
+      ['AUTH_AUDIENCE', 'AUTH_ISSUER', 'AUTH_PORT', 'AUTH_REDIS_URL', 'AUTH_SIGNING_KEYS', 'AUTH_TOKEN_TTL_SECONDS'].sort(),
+    );
+    expect(result.error.message).toMatch(/^invalid auth configuration \(6 problems\):\n/);
+    expect(result.error.message).not.toContain('u:p@');
   });
 
   it('requires exactly one key source, and no generated keys in production', () => {

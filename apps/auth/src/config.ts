@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { envBool, envEnum, envInt, envList, envText, parseEnv, whenValid } from '@streamgate/boot';
+import type { ConfigResult, Env } from '@streamgate/boot';
 import { normalizeRedisTarget } from '@streamgate/protocol';
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
 
@@ -21,110 +23,66 @@ export type AuthConfig = {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 };
 
-export type AuthConfigError = { code: 'config_invalid'; retryable: false; variable: string; message: string };
-export type AuthConfigResult = { ok: true; config: AuthConfig } | { ok: false; error: AuthConfigError };
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const redisUrlCheck = (raw: string): string | null =>
+  normalizeRedisTarget(raw) === null
+    ? 'must be a redis:// or rediss:// URL with host, optional port and db, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0'
+    : null;
 
-const blankToUndefined = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
-const optionalText = z.preprocess(blankToUndefined, z.string().optional());
-const intIn = (min: number, max: number, fallback: number, fix: string) =>
-  z.preprocess(
-    blankToUndefined,
-    z.coerce
-      .number({ error: `must be an integer; ${fix}` })
-      .int(`must be an integer; ${fix}`)
-      .min(min, `must be at least ${min}; ${fix}`)
-      .max(max, `must be at most ${max}; ${fix}`)
-      .default(fallback),
-  );
-
-const envSchema = z.object({
-  AUTH_HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
-  AUTH_PORT: intIn(0, 65_535, 8080, 'set a TCP port, or 0 for any free port'),
-  AUTH_SIGNING_KEYS: optionalText,
-  AUTH_SIGNING_KEYS_FILE: optionalText,
-  AUTH_DEV_GENERATE_KEYS: z.preprocess(
-    blankToUndefined,
-    z.enum(['true', 'false'], { error: 'must be "true" or "false"' }).default('false'),
-  ),
-  AUTH_ISSUER: z.preprocess(
-    blankToUndefined,
-    z.string({ error: 'is required: set the token issuer (iss), the same value the relays expect' }),
-  ),
-  AUTH_AUDIENCE: z.preprocess(
-    blankToUndefined,
-    z.string({ error: 'is required: set the token audience (aud), the same value the relays expect' }),
-  ),
-  AUTH_TOKEN_TTL_SECONDS: intIn(1, MAX_TOKEN_TTL_SECONDS, 300, 'set the token lifetime in seconds'),
-  AUTH_REDIS_URL: z.preprocess(
-    blankToUndefined,
-    z
-      .string({ error: 'is required: set the Redis URL named in tokens, e.g. redis://streams:6379/0' })
-      .refine((raw) => normalizeRedisTarget(raw) !== null, {
-        message:
-          'must be a redis:// or rediss:// URL with host, optional port and db, and no credentials (relays hold their own)',
-      }),
-  ),
-  AUTH_DEMAND_PREFIXES: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .default('')
-      .transform((raw) => raw.split(',').map((p) => p.trim()).filter(Boolean)),
-  ),
-  AUTH_DEMAND_TTL_MS: intIn(1_000, 3_600_000, 30_000, 'set how long a minted token keeps its stream wanted, in ms'),
-  LOG_LEVEL: z.preprocess(
-    blankToUndefined,
-    z
-      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
-        error: 'must be one of fatal, error, warn, info, debug, trace, silent',
-      })
-      .default('info'),
-  ),
-  NODE_ENV: optionalText,
-});
-
-const invalid = (variable: string, message: string): AuthConfigResult => ({
-  ok: false,
-  error: { code: 'config_invalid', retryable: false, variable, message: `${variable} ${message}` },
-});
-
-/** Parses the process environment once, at boot. Pure: reads no files (see loadSigningKeys). */
-export function parseAuthConfig(env: Readonly<Record<string, string | undefined>>): AuthConfigResult {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const variable = String(issue?.path[0] ?? 'environment');
-    return invalid(variable, issue?.message ?? 'is invalid');
-  }
-  const e = parsed.data;
-  const sources = [
-    e.AUTH_SIGNING_KEYS === undefined ? null : 'AUTH_SIGNING_KEYS',
-    e.AUTH_SIGNING_KEYS_FILE === undefined ? null : 'AUTH_SIGNING_KEYS_FILE',
-    e.AUTH_DEV_GENERATE_KEYS === 'true' ? 'AUTH_DEV_GENERATE_KEYS' : null,
-  ].filter((name) => name !== null);
-  if (sources.length === 0) {
-    return invalid(
-      'AUTH_SIGNING_KEYS',
-      'is required: set it to a JSON array of private JWKs, or set AUTH_SIGNING_KEYS_FILE to a file holding one (AUTH_DEV_GENERATE_KEYS=true for development)',
-    );
-  }
-  if (sources.length > 1) {
-    return invalid(sources[1] ?? 'AUTH_SIGNING_KEYS', `conflicts with ${sources[0]}: set exactly one key source`);
-  }
-  let signingKeys: SigningKeySource;
-  if (e.AUTH_SIGNING_KEYS !== undefined) signingKeys = { kind: 'inline', json: e.AUTH_SIGNING_KEYS };
-  else if (e.AUTH_SIGNING_KEYS_FILE !== undefined) signingKeys = { kind: 'file', path: e.AUTH_SIGNING_KEYS_FILE };
-  else signingKeys = { kind: 'generate' };
-  // A generated key dies with the process, so every restart would invalidate every token.
-  if (signingKeys.kind === 'generate' && e.NODE_ENV === 'production') {
-    return invalid('AUTH_DEV_GENERATE_KEYS', 'is for development only: unset it and provide AUTH_SIGNING_KEYS or AUTH_SIGNING_KEYS_FILE');
-  }
-  return {
-    ok: true,
-    config: {
+/** Every variable the auth service reads, parsed once at boot. */
+export const authConfigSchema = z
+  .object({
+    AUTH_HOST: envText({ fallback: '0.0.0.0' }),
+    AUTH_PORT: envInt({ fallback: 8080, min: 0, max: 65_535, meaning: '0 = any free port', fix: 'set it to a port number' }),
+    AUTH_SIGNING_KEYS: envText({ optional: 'and set AUTH_SIGNING_KEYS_FILE instead' }),
+    AUTH_SIGNING_KEYS_FILE: envText({ optional: 'and set AUTH_SIGNING_KEYS instead' }),
+    AUTH_DEV_GENERATE_KEYS: envBool({ fallback: false }),
+    AUTH_ISSUER: envText({ required: 'set it to the token issuer (iss), the same value the relays expect (RELAY_TOKEN_ISSUER)' }),
+    AUTH_AUDIENCE: envText({ required: 'set it to the token audience (aud), the same value the relays expect (RELAY_TOKEN_AUDIENCE)' }),
+    AUTH_TOKEN_TTL_SECONDS: envInt({ fallback: 300, min: 1, max: MAX_TOKEN_TTL_SECONDS, fix: 'set the token lifetime in seconds' }),
+    AUTH_REDIS_URL: envText({ required: 'set it to the Redis URL named in tokens, e.g. redis://streams:6379/0', check: redisUrlCheck }),
+    AUTH_DEMAND_PREFIXES: envList({ fallback: [] }),
+    AUTH_DEMAND_TTL_MS: envInt({ fallback: 30_000, min: 1_000, max: 3_600_000, fix: 'set how long a minted token keeps its stream wanted, in ms' }),
+    LOG_LEVEL: envEnum(LOG_LEVELS, { fallback: 'info' }),
+    NODE_ENV: envText({ optional: 'for development' }),
+  })
+  .superRefine(
+    (e, ctx) => {
+      const sources = [
+        e.AUTH_SIGNING_KEYS === undefined ? null : 'AUTH_SIGNING_KEYS',
+        e.AUTH_SIGNING_KEYS_FILE === undefined ? null : 'AUTH_SIGNING_KEYS_FILE',
+        e.AUTH_DEV_GENERATE_KEYS ? 'AUTH_DEV_GENERATE_KEYS' : null,
+      ].filter((name) => name !== null);
+      if (sources.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_SIGNING_KEYS'],
+          message:
+            'is required; set it to a JSON array of private JWKs, or set AUTH_SIGNING_KEYS_FILE to a file holding one (AUTH_DEV_GENERATE_KEYS=true for development)',
+        });
+      } else if (sources.length > 1) {
+        ctx.addIssue({ code: 'custom', path: [sources[1] ?? 'AUTH_SIGNING_KEYS'], message: `conflicts with ${sources[0]}; set exactly one key source` });
+      } else if (e.AUTH_DEV_GENERATE_KEYS && e.NODE_ENV === 'production') {
+        // A generated key dies with the process, so every restart would invalidate every token.
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_DEV_GENERATE_KEYS'],
+          message: 'is for development only (NODE_ENV=production); unset it and provide AUTH_SIGNING_KEYS or AUTH_SIGNING_KEYS_FILE',
+        });
+      }
+    },
+    whenValid('AUTH_SIGNING_KEYS', 'AUTH_SIGNING_KEYS_FILE', 'AUTH_DEV_GENERATE_KEYS', 'NODE_ENV'),
+  )
+  .transform(
+    (e): AuthConfig => ({
       host: e.AUTH_HOST,
       port: e.AUTH_PORT,
-      signingKeys,
+      signingKeys:
+        e.AUTH_SIGNING_KEYS !== undefined
+          ? { kind: 'inline', json: e.AUTH_SIGNING_KEYS }
+          : e.AUTH_SIGNING_KEYS_FILE !== undefined
+            ? { kind: 'file', path: e.AUTH_SIGNING_KEYS_FILE }
+            : { kind: 'generate' },
       issuer: e.AUTH_ISSUER,
       audience: e.AUTH_AUDIENCE,
       tokenTtlSeconds: e.AUTH_TOKEN_TTL_SECONDS,
@@ -132,6 +90,10 @@ export function parseAuthConfig(env: Readonly<Record<string, string | undefined>
       demandPrefixes: e.AUTH_DEMAND_PREFIXES,
       demandTtlMs: e.AUTH_DEMAND_TTL_MS,
       logLevel: e.LOG_LEVEL,
-    },
-  };
+    }),
+  );
+
+/** Parses the process environment once, at boot, reporting every problem. Pure: reads no files (see loadSigningKeys). */
+export function parseAuthConfig(env: Env): ConfigResult<AuthConfig> {
+  return parseEnv(authConfigSchema, env, { app: 'auth', secret: ['AUTH_SIGNING_KEYS'] });
 }

@@ -22,8 +22,11 @@ const env = {
 type Run = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 const running: ChildProcess[] = [];
 
-function start(overrides: Record<string, string | undefined>): Run {
-  const child = spawn(process.execPath, ['--conditions=streamgate-source', '--import', tsx, entry], {
+// Loaded with --import: makes the process hit a rejection (or exception) nobody handles on SIGUSR2.
+const faultFixture = fileURLToPath(new URL('../../../packages/boot/src/__fixtures__/faultOnSignal.ts', import.meta.url));
+
+function start(overrides: Record<string, string | undefined>, nodeArgs: readonly string[] = []): Run {
+  const child = spawn(process.execPath, ['--conditions=streamgate-source', '--import', tsx, ...nodeArgs, entry], {
     env: { ...env, ...overrides },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -80,16 +83,31 @@ describe('main', () => {
     expect(await within(run.exited, 10_000, 'no exit after SIGTERM', run)).toBe(0);
   });
 
-  it('exits 1 naming the variable when the configuration is wrong', async () => {
-    const run = start({ AUTH_ISSUER: undefined });
-    expect(await within(run.exited, 20_000, 'no exit on bad config', run)).toBe(1);
-    expect(run.output()).toMatch(/"variable":"AUTH_ISSUER"/);
-    expect(run.output()).toMatch(/AUTH_ISSUER is required/);
+  it('exits 78 naming every bad variable at once when the configuration is wrong', async () => {
+    const run = start({ AUTH_ISSUER: undefined, AUTH_PORT: 'abc', AUTH_TOKEN_TTL_SECONDS: '' });
+    expect(await within(run.exited, 20_000, 'no exit on bad config', run)).toBe(78);
+    expect(run.output()).toMatch(/"variables":\["AUTH_PORT","AUTH_ISSUER"\]/);
+    expect(run.output()).toMatch(/AUTH_ISSUER \(unset\): is required/);
+    expect(run.output()).toContain('AUTH_PORT=\\"abc\\": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8080');
   });
 
-  it('exits 1 naming the variable when the signing keys are bad', async () => {
+  it('exits 78 naming the variable when the signing keys are bad', async () => {
     const run = start({ AUTH_DEV_GENERATE_KEYS: undefined, AUTH_SIGNING_KEYS: '[{"kty":"EC"}]' });
-    expect(await within(run.exited, 20_000, 'no exit on bad keys', run)).toBe(1);
+    expect(await within(run.exited, 20_000, 'no exit on bad keys', run)).toBe(78);
     expect(run.output()).toMatch(/AUTH_SIGNING_KEYS: key\[0\]/);
+  });
+
+  it.each([
+    ['reject', 'unhandledRejection', 'fixture: rejection nobody handles'],
+    ['throw', 'uncaughtException', 'fixture: exception nobody catches'],
+  ])('on a fault (%s) logs it with its kind and exits 70', async (fault, kind, message) => {
+    const run = start({ STREAMGATE_FIXTURE_FAULT: fault }, ['--import', faultFixture]);
+    await within(listeningPort(run), 20_000, 'no listening line', run);
+    run.child.kill('SIGUSR2');
+    expect(await within(run.exited, 10_000, 'no exit after the fault', run)).toBe(70);
+    const fatal = run.output().split('\n').find((line) => line.includes('"level":60')) ?? '';
+    expect(fatal).toContain(`"kind":"${kind}"`);
+    expect(fatal).toContain(message);
+    expect(fatal).toContain('"exitCode":70');
   });
 });

@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { Counter } from 'prom-client';
+import { ExitCode, FaultPolicy, configError, exitOnConfigError } from '@streamgate/boot';
 import { RedisDemandRegistry } from '@streamgate/demand';
 import { createTokenIssuer } from '@streamgate/server';
 import { parseAuthConfig } from './config.js';
@@ -10,22 +12,19 @@ import { createDemoRouter } from './demoRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
 
 const bootLogger = pino({ name: 'streamgate-auth' });
+// Auth holds no state worth a drain: a fault exits at once and Kubernetes restarts the pod.
+const faults = new FaultPolicy({ app: 'auth', log: bootLogger }).install();
 
 async function main(): Promise<void> {
   const parsed = parseAuthConfig(process.env);
-  if (!parsed.ok) {
-    bootLogger.fatal({ variable: parsed.error.variable }, parsed.error.message);
-    process.exitCode = 1;
-    return;
-  }
+  if (!parsed.ok) exitOnConfigError(bootLogger, parsed.error);
   const config = parsed.config;
   const logger = pino({ name: 'streamgate-auth', level: config.logLevel });
 
   const loaded = await loadSigningKeys(config.signingKeys);
   if (!loaded.ok) {
-    logger.fatal(loaded.error.message);
-    process.exitCode = 1;
-    return;
+    const variable = config.signingKeys.kind === 'file' ? 'AUTH_SIGNING_KEYS_FILE' : 'AUTH_SIGNING_KEYS';
+    exitOnConfigError(logger, configError('auth', [{ variable, message: loaded.error.message }]));
   }
   const keys = loaded.keys;
   if (config.signingKeys.kind === 'generate') {
@@ -40,6 +39,13 @@ async function main(): Promise<void> {
     ttlSeconds: config.tokenTtlSeconds,
   });
   const metrics = createAuthMetrics({ defaultMetrics: true });
+  const faultCounter = new Counter({
+    name: 'streamgate_auth_faults_total',
+    help: 'Unhandled rejections and uncaught exceptions; each one ends the process',
+    labelNames: ['kind'],
+    registers: [metrics.registry],
+  });
+  faults.countWith((kind) => faultCounter.inc({ kind }));
   // Demand goes to the Redis the tokens name: ingest keeps its demand set beside the streams.
   const demandRedis = config.demandPrefixes.length === 0 ? null : new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
   demandRedis?.on('error', (error: Error) => logger.warn({ err: error }, 'demand redis error'));
@@ -80,6 +86,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  bootLogger.fatal({ err: error }, 'auth service failed to start');
-  process.exitCode = 1;
+  bootLogger.fatal({ err: error, exitCode: ExitCode.startup }, 'auth service failed to start');
+  process.exit(ExitCode.startup);
 });

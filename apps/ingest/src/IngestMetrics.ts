@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from 'pino';
+import type { FaultKind } from '@streamgate/boot';
 import type { LeaseChange, WorkerEvents } from '@streamgate/ingest-core';
 import type { EvmRunEvents, FailoverState } from './evm/evmEvents.js';
 
@@ -27,6 +28,17 @@ export class IngestMetrics {
   private readonly state = new Gauge({ name: 'ingest_stream_state', help: '1 for the failover state each stream is in', labelNames: ['stream', 'state'], registers: [this.registry] });
   readonly ownedStreams = new Gauge({ name: 'ingest_owned_streams', help: 'Streams whose lease this worker holds', registers: [this.registry] });
   readonly demandErrors = new Counter({ name: 'ingest_demand_errors_total', help: 'Failed reads of the demand set', registers: [this.registry] });
+  private readonly faults = new Counter({
+    name: 'ingest_faults_total',
+    help: 'Unhandled rejections and uncaught exceptions; each one ends the process after releasing its leases',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+  private readonly undemandable = new Gauge({
+    name: 'ingest_streams_outside_demand_prefixes',
+    help: 'Topology streams under none of INGEST_DEMAND_PREFIXES: relays and auth never register demand for them, so they are never served',
+    registers: [this.registry],
+  });
 
   constructor(private readonly log: Logger) {
     collectDefaultMetrics({ register: this.registry });
@@ -66,6 +78,20 @@ export class IngestMetrics {
       this.log.info({ stream, state }, 'stream state');
     },
   };
+
+  fault(kind: FaultKind): void {
+    this.faults.inc({ kind });
+  }
+
+  /** At boot: the topology streams that no demand prefix covers (see streamsOutsidePrefixes). */
+  demandCoverage(outside: readonly string[], prefixes: readonly string[]): void {
+    this.undemandable.set(outside.length);
+    if (outside.length === 0) return;
+    this.log.warn(
+      { streams: outside, demandPrefixes: prefixes },
+      `${outside.length} topology stream(s) match no demand prefix: relays and auth never register demand for them, so ingest never serves them; rename the streams or add their prefix to RELAY_DEMAND_PREFIXES, AUTH_DEMAND_PREFIXES and INGEST_DEMAND_PREFIXES`,
+    );
+  }
 
   readonly worker: WorkerEvents = {
     leaseChanged: (stream: string, change: LeaseChange) => this.leases.inc({ stream, change }),

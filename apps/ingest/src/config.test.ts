@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseIngestConfig } from './config.js';
+import { parseIngestConfig } from './config.js';
+import type { IngestConfig } from './config.js';
 
 const topology = {
   chains: { eth: { providers: [{ id: 'a', wsUrl: 'ws://a:8546', httpUrl: 'http://a:8545' }] } },
-  streams: [{ stream: 'chain:eth:heads', chain: 'eth', kind: 'newHeads' }],
+  streams: [{ stream: 'evm:eth:heads', chain: 'eth', kind: 'newHeads' }],
 };
 const env = (over: Record<string, string | undefined> = {}) => ({
   INGEST_REDIS_URL: 'redis://localhost:6379/0',
@@ -15,25 +16,43 @@ const venue = { mqttUrl: 'mqtt://127.0.0.1:1883', httpUrl: 'http://127.0.0.1:808
 /** A venue-only topology with `over` laid on a valid venue (`undefined` removes the field). */
 const withVenue = (over: Record<string, unknown>) => ({ INGEST_TOPOLOGY: JSON.stringify({ venues: { sim: { ...venue, ...over } } }) });
 
+function config(over: Record<string, string | undefined> = {}): IngestConfig {
+  const result = parseIngestConfig(env(over));
+  if (!result.ok) throw new Error(result.error.message);
+  return result.config;
+}
+
+/** The whole error message (one line per problem), after checking the error's shape. */
+function refusal(over: Record<string, string | undefined>): string {
+  const result = parseIngestConfig(env(over));
+  if (result.ok) throw new Error('expected a configuration error');
+  expect(result.error).toMatchObject({ code: 'config_invalid', retryable: false });
+  return result.error.message;
+}
+
 describe('parseIngestConfig', () => {
   it('fills defaults', () => {
-    const config = parseIngestConfig(env());
-    expect(config.topology.chains.eth?.maxBackfillBlocks).toBe(32);
-    expect(config.topology.streams[0]?.continuity).toBe('best_effort');
-    expect(config.INGEST_LEASE_TTL_MS).toBe(10_000);
+    const parsed = config();
+    expect(parsed.topology.chains.eth?.maxBackfillBlocks).toBe(32);
+    expect(parsed.topology.streams[0]?.continuity).toBe('best_effort');
+    expect(parsed.INGEST_LEASE_TTL_MS).toBe(10_000);
+    expect(parsed.INGEST_STREAM_MAXLEN).toBe(100_000);
+    expect(parsed.INGEST_DEMAND_PREFIXES).toEqual([]);
   });
 
   it('takes a venue-only topology, filling the venue defaults', () => {
-    const config = parseIngestConfig(env(withVenue({})));
-    expect(config.topology.streams).toEqual([]);
-    expect(config.topology.venues.sim).toMatchObject({ symbols: ['BTC-USD', 'AAPL'], kinds: ['snapshot', 'quote', 'tick'], maxSymbolsPerSession: 100, maxSessions: 5 });
+    const parsed = config(withVenue({}));
+    expect(parsed.topology.streams).toEqual([]);
+    expect(parsed.topology.venues.sim).toMatchObject({ symbols: ['BTC-USD', 'AAPL'], kinds: ['snapshot', 'quote', 'tick'], maxSymbolsPerSession: 100, maxSessions: 5 });
   });
 
   it.each([
-    [{ INGEST_REDIS_URL: undefined }, /INGEST_REDIS_URL/],
+    [{ INGEST_REDIS_URL: undefined }, /INGEST_REDIS_URL \(unset\): is required; set it to the Redis the relays read/],
     [{ INGEST_TOPOLOGY: 'not json' }, /INGEST_TOPOLOGY: is not JSON/],
-    [{ INGEST_TOPOLOGY: undefined }, /set exactly one of INGEST_TOPOLOGY/],
-    [{ INGEST_TICK_MS: '5000' }, /INGEST_TICK_MS: must be at most a third/],
+    [{ INGEST_TOPOLOGY: undefined }, /INGEST_TOPOLOGY \(unset\): and INGEST_TOPOLOGY_FILE are both unset; set exactly one of INGEST_TOPOLOGY/],
+    [{ INGEST_TICK_MS: '5000' }, /INGEST_TICK_MS="5000": must be at most a third of INGEST_LEASE_TTL_MS \(10000\)/],
+    [{ INGEST_STREAM_MAXLEN: '-1' }, /INGEST_STREAM_MAXLEN="-1": must be an integer from 0 to 1000000000 \(0 = never trim\); set it to an integer in that range or leave it unset for 100000/],
+    [{ INGEST_REDIS_URL: 'http://r:6379' }, /INGEST_REDIS_URL="http:\/\/r:6379": must be a redis:\/\/ or rediss:\/\/ URL/],
     [{ INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'x', chain: 'nope', kind: 'newHeads' }] }) }, /unknown chain "nope"/],
     [{ INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'x', chain: 'eth', kind: 'blocks' }] }) }, /INGEST_TOPOLOGY\.streams\.0\.kind/],
     [
@@ -55,7 +74,28 @@ describe('parseIngestConfig', () => {
     [withVenue({ reassertIntervalMs: 10 }), /INGEST_TOPOLOGY\.venues\.sim\.reassertIntervalMs: /],
     [{ INGEST_TOPOLOGY: JSON.stringify({ venues: { 'Bad Name': venue } }) }, /INGEST_TOPOLOGY\.venues\.Bad Name: a venue name is 1–32 lowercase/],
   ])('refuses %o naming the variable or field', (over, message) => {
-    expect(() => parseIngestConfig(env(over))).toThrow(ConfigError);
-    expect(() => parseIngestConfig(env(over))).toThrow(message);
+    expect(refusal(over)).toMatch(message);
+  });
+
+  it('takes a blank value as unset: the default, never 0 (streams stay trimmed)', () => {
+    const parsed = config({ INGEST_STREAM_MAXLEN: '', INGEST_PORT: ' ', INGEST_DEMAND_GRACE_MS: '', INGEST_TOPOLOGY_FILE: '', LOG_LEVEL: '' });
+    expect(parsed).toMatchObject({ INGEST_STREAM_MAXLEN: 100_000, INGEST_PORT: 8090, INGEST_DEMAND_GRACE_MS: 30_000, LOG_LEVEL: 'info' });
+    expect(parsed.INGEST_TOPOLOGY_FILE).toBeUndefined();
+    expect(refusal({ INGEST_REDIS_URL: '' })).toMatch(/INGEST_REDIS_URL="": is required/);
+  });
+
+  it('reads the demand prefixes relays and auth use', () => {
+    expect(config({ INGEST_DEMAND_PREFIXES: 'evm:, md.' }).INGEST_DEMAND_PREFIXES).toEqual(['evm:', 'md.']);
+  });
+
+  it('reports every problem at once, the topology\'s with the environment\'s, and never prints the topology', () => {
+    const secretTopology = JSON.stringify({ chains: { eth: { providers: [{ id: 'a', wsUrl: 'wss://x/KEY123' }] } }, streams: topology.streams });
+    const message = refusal({ INGEST_PORT: 'abc', INGEST_STREAM_MAXLEN: '1.5', INGEST_TICK_MS: '5000', INGEST_TOPOLOGY: secretTopology });
+    expect(message).toMatch(/^invalid ingest configuration \(4 problems\):/);
+    expect(message).toMatch(/INGEST_PORT="abc"/);
+    expect(message).toMatch(/INGEST_STREAM_MAXLEN="1.5"/);
+    expect(message).toMatch(/INGEST_TICK_MS="5000"/);
+    expect(message).toMatch(/INGEST_TOPOLOGY\.chains\.eth\.providers: no provider has an httpUrl/);
+    expect(message).not.toContain('KEY123');
   });
 });

@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { configError, envEnum, envInt, envList, envProblems, envText, presentText, urlCheck, whenValid } from '@streamgate/boot';
+import type { ConfigProblem, ConfigResult, Env } from '@streamgate/boot';
 import { streamNameSchema } from '@streamgate/protocol';
 import { venueSchema, venueStreams } from './venue/venueConfig.js';
 
-const int = (fallback: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-prefixed hex');
 
 export const providerSchema = z
@@ -86,72 +87,98 @@ export type StreamSpec = z.output<typeof streamSpecSchema>;
 export type ProviderConfig = z.output<typeof providerSchema>;
 export type IngestTopology = z.output<typeof ingestTopologySchema>;
 
-const topologyText = z.string().transform((raw, ctx) => {
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'is not JSON' });
-    return z.NEVER;
-  }
-});
-
 export const ingestConfigSchema = z
   .object({
-    INGEST_HOST: z.string().default('0.0.0.0'),
-    INGEST_PORT: int(8090, 0, 65535),
-    INGEST_WORKER_ID: z.string().min(1).default(`${hostname()}-${process.pid}`),
-    INGEST_REDIS_URL: z.url({ protocol: /^rediss?$/ }),
-    INGEST_KEY_PREFIX: z.string().min(1).default('sg:ingest:'),
-    INGEST_LEASE_TTL_MS: int(10_000, 500, 600_000),
-    INGEST_TICK_MS: int(3_000, 50, 60_000),
-    INGEST_DEMAND_GRACE_MS: int(30_000, 0, 86_400_000),
-    INGEST_DEDUPE_TTL_MS: int(3_600_000, 1_000, 7 * 86_400_000),
-    INGEST_STREAM_MAXLEN: int(100_000, 0, 1_000_000_000),
-    INGEST_TOPOLOGY: z.string().optional(),
-    INGEST_TOPOLOGY_FILE: z.string().min(1).optional(),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    INGEST_HOST: envText({ fallback: '0.0.0.0' }),
+    INGEST_PORT: envInt({ fallback: 8090, min: 0, max: 65535, meaning: '0 = any free port', fix: 'set it to a port number' }),
+    INGEST_WORKER_ID: envText({ fallback: `${hostname()}-${process.pid}`, fallbackText: '<hostname>-<pid>' }),
+    INGEST_REDIS_URL: envText({
+      required: 'set it to the Redis the relays read these streams from, e.g. redis://redis:6379/0',
+      check: urlCheck(['redis', 'rediss'], 'redis://redis:6379/0'),
+    }),
+    INGEST_KEY_PREFIX: envText({ fallback: 'sg:ingest:' }),
+    INGEST_LEASE_TTL_MS: envInt({ fallback: 10_000, min: 500, max: 600_000 }),
+    INGEST_TICK_MS: envInt({ fallback: 3_000, min: 50, max: 60_000 }),
+    INGEST_DEMAND_GRACE_MS: envInt({ fallback: 30_000, min: 0, max: 86_400_000, meaning: '0 = stop as soon as demand ends' }),
+    INGEST_DEDUPE_TTL_MS: envInt({ fallback: 3_600_000, min: 1_000, max: 7 * 86_400_000 }),
+    INGEST_STREAM_MAXLEN: envInt({ fallback: 100_000, min: 0, max: 1_000_000_000, meaning: '0 = never trim' }),
+    // The prefixes relays (RELAY_DEMAND_PREFIXES) and auth (AUTH_DEMAND_PREFIXES) register demand
+    // under. A topology stream outside all of them is never wanted, so never served: warned at boot.
+    INGEST_DEMAND_PREFIXES: envList({ fallback: [], fallbackText: 'none (no check)' }),
+    INGEST_TOPOLOGY: envText({ optional: 'and set INGEST_TOPOLOGY_FILE instead' }),
+    INGEST_TOPOLOGY_FILE: envText({ optional: 'and set INGEST_TOPOLOGY instead' }),
+    LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { fallback: 'info' }),
   })
   .superRefine((env, ctx) => {
     if ((env.INGEST_TOPOLOGY === undefined) === (env.INGEST_TOPOLOGY_FILE === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['INGEST_TOPOLOGY'], message: 'set exactly one of INGEST_TOPOLOGY (JSON) or INGEST_TOPOLOGY_FILE (path to JSON)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['INGEST_TOPOLOGY'],
+        message: `${env.INGEST_TOPOLOGY === undefined ? 'and INGEST_TOPOLOGY_FILE are both unset' : 'and INGEST_TOPOLOGY_FILE are both set'}; set exactly one of INGEST_TOPOLOGY (JSON) or INGEST_TOPOLOGY_FILE (path to JSON)`,
+      });
     }
+  }, whenValid('INGEST_TOPOLOGY', 'INGEST_TOPOLOGY_FILE'))
+  .superRefine((env, ctx) => {
     if (env.INGEST_TICK_MS * 3 > env.INGEST_LEASE_TTL_MS) {
-      ctx.addIssue({ code: 'custom', path: ['INGEST_TICK_MS'], message: 'must be at most a third of INGEST_LEASE_TTL_MS so a live owner renews in time' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['INGEST_TICK_MS'],
+        message: `must be at most a third of INGEST_LEASE_TTL_MS (${env.INGEST_LEASE_TTL_MS}) so a live owner renews in time; lower it or raise INGEST_LEASE_TTL_MS`,
+      });
     }
-  });
+  }, whenValid('INGEST_TICK_MS', 'INGEST_LEASE_TTL_MS'));
 
 export type IngestConfig = z.output<typeof ingestConfigSchema> & { topology: IngestTopology };
 
-const hints: Record<string, string> = {
-  INGEST_REDIS_URL: 'redis://host:6379/0, the Redis the relays read these streams from',
-  INGEST_TOPOLOGY: '{"chains":{"<name>":{"providers":[{"id":"a","wsUrl":"ws://…","httpUrl":"http://…","priority":0}]}},"streams":[{"stream":"<key>","chain":"<name>","kind":"newHeads"}]}',
-};
+const TOPOLOGY_EXAMPLE =
+  '{"chains":{"<name>":{"providers":[{"id":"a","wsUrl":"ws://…","httpUrl":"http://…"}]}},"streams":[{"stream":"evm:<name>:heads","chain":"<name>","kind":"newHeads"}]}';
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-function describe(issues: readonly z.core.$ZodIssue[], prefix: string): string[] {
+/** Topology problems, each named by its field path under the variable that held the JSON. */
+function topologyProblems(issues: readonly z.core.$ZodIssue[], variable: string): ConfigProblem[] {
   return issues.map((issue) => {
-    const name = issue.path.length === 0 ? prefix : `${prefix}${prefix === '' ? '' : '.'}${issue.path.map(String).join('.')}`;
-    const hint = hints[String(issue.path[0] ?? '')];
-    return `  ${name}: ${issue.message}${hint === undefined ? '' : ` — expected ${hint}`}`;
+    const name = issue.path.length === 0 ? variable : `${variable}.${issue.path.map(String).join('.')}`;
+    return { variable: name, message: `${name}: ${issue.message}` };
   });
 }
 
-/** Parses the environment and the topology; the error names each bad variable or field and the fix. */
-export function parseIngestConfig(env: Record<string, string | undefined>): IngestConfig {
-  const result = ingestConfigSchema.safeParse(env);
-  if (!result.success) throw new ConfigError(`invalid ingest configuration:\n${describe(result.error.issues, '').join('\n')}`);
-  const source = result.data.INGEST_TOPOLOGY_FILE;
-  let raw: string;
+function readTopology(inline: string | undefined, file: string | undefined): { raw: string; variable: string } | ConfigProblem {
+  if (inline !== undefined) return { raw: inline, variable: 'INGEST_TOPOLOGY' };
+  const path = file ?? '';
   try {
-    raw = result.data.INGEST_TOPOLOGY ?? readFileSync(source ?? '', 'utf8');
+    return { raw: readFileSync(path, 'utf8'), variable: 'INGEST_TOPOLOGY_FILE' };
   } catch (error) {
-    throw new ConfigError(`invalid ingest configuration:\n  INGEST_TOPOLOGY_FILE: cannot read ${source}: ${String(error)}`);
+    const reason = error instanceof Error ? error.message : String(error);
+    return { variable: 'INGEST_TOPOLOGY_FILE', message: `INGEST_TOPOLOGY_FILE=${JSON.stringify(path)}: cannot be read (${reason}); set it to a readable JSON file` };
   }
-  const name = source === undefined ? 'INGEST_TOPOLOGY' : 'INGEST_TOPOLOGY_FILE';
-  const parsed = topologyText.pipe(ingestTopologySchema).safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`invalid ingest configuration:\n${describe(parsed.error.issues, name).join('\n')}`);
-  return { ...result.data, topology: parsed.data };
+}
+
+function parseTopology(inline: string | undefined, file: string | undefined): { topology: IngestTopology } | { problems: ConfigProblem[] } {
+  const source = readTopology(inline, file);
+  if ('message' in source) return { problems: [source] };
+  let json: unknown;
+  try {
+    json = JSON.parse(source.raw);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { problems: [{ variable: source.variable, message: `${source.variable}: is not JSON (${reason}); expected ${TOPOLOGY_EXAMPLE}` }] };
+  }
+  const topology = ingestTopologySchema.safeParse(json);
+  return topology.success ? { topology: topology.data } : { problems: topologyProblems(topology.error.issues, source.variable) };
+}
+
+/**
+ * Parses the environment and the topology, reporting every problem of both at once, each named
+ * by its variable or topology field with the fix. Provider URLs may hold API keys, so the
+ * topology's text never appears in a message.
+ */
+export function parseIngestConfig(env: Env): ConfigResult<IngestConfig> {
+  const result = ingestConfigSchema.safeParse(env);
+  const problems = result.success ? [] : envProblems(result.error.issues, env, ['INGEST_TOPOLOGY']);
+  // The topology is read whenever exactly one source is set, so its problems come with the rest.
+  const inline = presentText(env.INGEST_TOPOLOGY);
+  const file = presentText(env.INGEST_TOPOLOGY_FILE);
+  const topology = (inline === undefined) === (file === undefined) ? null : parseTopology(inline, file);
+  if (topology !== null && 'problems' in topology) problems.push(...topology.problems);
+  if (!result.success || topology === null || 'problems' in topology) return { ok: false, error: configError('ingest', problems) };
+  return { ok: true, config: { ...result.data, topology: topology.topology } };
 }

@@ -10,6 +10,7 @@ import type { IngestConfig } from './config.js';
 import { EvmAdapter } from './evm/EvmAdapter.js';
 import { ProviderPool } from './evm/ProviderPool.js';
 import { IngestMetrics } from './IngestMetrics.js';
+import { streamsOutsidePrefixes } from './streamsOutsidePrefixes.js';
 import { createVenueAdapter } from './venue/createVenueAdapter.js';
 import type { VenueAdapter } from './venue/VenueAdapter.js';
 import { VenueMetrics } from './venue/VenueMetrics.js';
@@ -17,6 +18,7 @@ import { VenueMetrics } from './venue/VenueMetrics.js';
 export interface Ingest {
   readonly port: number;
   readonly worker: IngestWorker;
+  readonly metrics: IngestMetrics;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,11 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     const { adapter, keys } = createVenueAdapter(name, venue, wiring);
     venues.set(name, adapter);
     for (const key of keys) adapters.set(key, adapter);
+  }
+  if (config.INGEST_DEMAND_PREFIXES.length === 0) {
+    log.info('INGEST_DEMAND_PREFIXES unset: topology streams are not checked against the demand prefixes of relays and auth');
+  } else {
+    metrics.demandCoverage(streamsOutsidePrefixes(adapters.keys(), config.INGEST_DEMAND_PREFIXES), config.INGEST_DEMAND_PREFIXES);
   }
   const worker = new IngestWorker({
     workerId: config.INGEST_WORKER_ID,
@@ -94,6 +101,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
   return {
     port: (server.address() as AddressInfo).port,
     worker,
+    metrics,
     close: async () => {
       await worker.close();
       await Promise.all([...venues.values()].map((v) => v.close()));

@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { spawnTsEntry, startRedis } from '@streamgate/testkit';
+import { join } from 'node:path';
+import { repoRoot, spawnTsEntry, startRedis, withDeadline } from '@streamgate/testkit';
+
+const FAULT_FIXTURE = join(repoRoot(), 'packages/boot/src/__fixtures__/faultOnSignal.ts');
 
 const topology = {
   chains: { eth: { providers: [{ id: 'a', wsUrl: 'ws://127.0.0.1:9', httpUrl: 'http://127.0.0.1:9' }] } },
-  streams: [{ stream: 'chain:eth:heads', chain: 'eth', kind: 'newHeads' }],
+  streams: [
+    { stream: 'evm:eth:heads', chain: 'eth', kind: 'newHeads' },
+    // Written from an older README: no relay or auth registers demand under `chain:`.
+    { stream: 'chain:eth:heads', chain: 'eth', kind: 'newHeads' },
+  ],
 };
 
 describe('ingest main', () => {
@@ -17,6 +24,34 @@ describe('ingest main', () => {
     expect(status.code).toBe(78);
     // pino writes the message as a JSON string, so its quotes arrive escaped.
     expect(service.output()).toMatch(/INGEST_TOPOLOGY\.streams\.0\.chain: unknown chain \\"nope\\"/);
+  });
+
+  it('exits 78 with every problem in one record, a blank required variable included', async () => {
+    await using service = await spawnTsEntry('apps/ingest/src/main.ts', {
+      name: 'ingest-bad-env',
+      env: { INGEST_REDIS_URL: '', INGEST_TOPOLOGY: JSON.stringify(topology), INGEST_PORT: 'abc', INGEST_STREAM_MAXLEN: '-1' },
+    });
+    expect((await withDeadline(service.exited, 20_000, 'ingest exit on a bad configuration')).code).toBe(78);
+    const output = service.output();
+    expect(output).toContain('invalid ingest configuration (3 problems)');
+    expect(output).toMatch(/"variables":\["INGEST_PORT","INGEST_REDIS_URL","INGEST_STREAM_MAXLEN"\]/);
+    expect(output).toContain('INGEST_REDIS_URL=\\"\\": is required');
+    expect(output).toContain('INGEST_STREAM_MAXLEN=\\"-1\\": must be an integer from 0 to 1000000000 (0 = never trim)');
+  });
+
+  it('on an unhandled rejection logs it with its context and exits 70', async () => {
+    await using redis = await startRedis();
+    await using service = await spawnTsEntry('apps/ingest/src/main.ts', {
+      name: 'ingest-fault',
+      env: { INGEST_HOST: '127.0.0.1', INGEST_PORT: '0', INGEST_REDIS_URL: redis.url, INGEST_TOPOLOGY: JSON.stringify(topology) },
+      nodeArgs: ['--import', FAULT_FIXTURE],
+      readyPattern: /"msg":"listening"/,
+    });
+    service.signal('SIGUSR2');
+    const fatal = await service.waitForLine(/"level":60/, 10_000);
+    expect(fatal).toContain('"kind":"unhandledRejection"');
+    expect(fatal).toContain('fixture: rejection nobody handles');
+    expect((await withDeadline(service.exited, 10_000, 'ingest exit after the fault')).code).toBe(70);
   });
 
   it.each([
@@ -38,13 +73,26 @@ describe('ingest main', () => {
     await using redis = await startRedis();
     await using service = await spawnTsEntry('apps/ingest/src/main.ts', {
       name: 'ingest-main',
-      env: { INGEST_HOST: '127.0.0.1', INGEST_PORT: '0', INGEST_REDIS_URL: redis.url, INGEST_TOPOLOGY: JSON.stringify(topology), LOG_LEVEL: 'info' },
+      env: {
+        INGEST_HOST: '127.0.0.1',
+        INGEST_PORT: '0',
+        INGEST_REDIS_URL: redis.url,
+        INGEST_TOPOLOGY: JSON.stringify(topology),
+        INGEST_DEMAND_PREFIXES: 'evm:,md.',
+        LOG_LEVEL: 'info',
+      },
       readyPattern: /"msg":"listening"/,
     });
     const line = await service.waitForLine(/"msg":"listening"/);
     const port = (JSON.parse(line) as { port: number }).port;
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('ingest_owned_streams');
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toContain('ingest_owned_streams');
+    // The stream outside every demand prefix is named at boot and counted.
+    const warning = await service.waitForLine(/match no demand prefix/);
+    expect(warning).toContain('"streams":["chain:eth:heads"]');
+    expect(warning).toContain('"demandPrefixes":["evm:","md."]');
+    expect(metrics).toMatch(/^ingest_streams_outside_demand_prefixes 1$/m);
     expect((await service.stop()).code).toBe(0);
   });
 });

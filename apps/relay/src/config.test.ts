@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseRelayConfig } from './config.js';
+import { parseRelayConfig } from './config.js';
+import type { RelayConfig } from './config.js';
 
 const base = {
   RELAY_JWKS_URL: 'http://auth:8080/.well-known/jwks.json',
@@ -8,37 +9,117 @@ const base = {
   RELAY_REDIS_ALLOWLIST: 'redis://Redis:6379, redis://other:6380/2',
 };
 
+function config(env: Record<string, string | undefined>): RelayConfig {
+  const result = parseRelayConfig(env);
+  if (!result.ok) throw new Error(result.error.message);
+  return result.config;
+}
+
+function problems(env: Record<string, string | undefined>): string[] {
+  const result = parseRelayConfig(env);
+  if (result.ok) throw new Error('expected a configuration error');
+  expect(result.error).toMatchObject({ code: 'config_invalid', retryable: false });
+  expect(result.error.message).toContain(`invalid relay configuration (${result.error.problems.length === 1 ? '1 problem' : `${result.error.problems.length} problems`})`);
+  return result.error.problems.map((p) => p.message);
+}
+
 describe('parseRelayConfig', () => {
   it('applies defaults and normalizes the allowlist', () => {
-    const config = parseRelayConfig(base);
-    expect(config.RELAY_PORT).toBe(8081);
-    expect(config.RELAY_TOKEN_ALGORITHMS).toEqual(['ES256', 'EdDSA']);
-    expect([...config.RELAY_REDIS_ALLOWLIST]).toEqual(['redis://redis:6379/0', 'redis://other:6380/2']);
+    const parsed = config(base);
+    expect(parsed.RELAY_PORT).toBe(8081);
+    expect(parsed.RELAY_TOKEN_ALGORITHMS).toEqual(['ES256', 'EdDSA']);
+    expect([...parsed.RELAY_REDIS_ALLOWLIST]).toEqual(['redis://redis:6379/0', 'redis://other:6380/2']);
   });
 
   it('drains over 15 minutes by default, with the deadline a minute after the window', () => {
-    const config = parseRelayConfig(base);
-    expect(config.RELAY_DRAIN_WINDOW_MS).toBe(900_000);
-    expect(config.RELAY_DRAIN_FAST_WINDOW_MS).toBe(10_000);
-    expect(config.RELAY_DRAIN_DEADLINE_MS).toBe(960_000);
-    const short = parseRelayConfig({ ...base, RELAY_DRAIN_WINDOW_MS: '20000' });
-    expect(short.RELAY_DRAIN_DEADLINE_MS).toBe(80_000);
-    expect(parseRelayConfig({ ...base, RELAY_DRAIN_WINDOW_MS: '20000', RELAY_DRAIN_DEADLINE_MS: '25000' }).RELAY_DRAIN_DEADLINE_MS).toBe(25_000);
+    const parsed = config(base);
+    expect(parsed.RELAY_DRAIN_WINDOW_MS).toBe(900_000);
+    expect(parsed.RELAY_DRAIN_FAST_WINDOW_MS).toBe(10_000);
+    expect(parsed.RELAY_DRAIN_DEADLINE_MS).toBe(960_000);
+    expect(config({ ...base, RELAY_DRAIN_WINDOW_MS: '20000' }).RELAY_DRAIN_DEADLINE_MS).toBe(80_000);
+    expect(config({ ...base, RELAY_DRAIN_WINDOW_MS: '20000', RELAY_DRAIN_DEADLINE_MS: '25000' }).RELAY_DRAIN_DEADLINE_MS).toBe(25_000);
   });
 
-  it('names the variable and the fix', () => {
-    const cases: Array<[Record<string, string | undefined>, RegExp]> = [
-      [{ ...base, RELAY_TOKEN_AUDIENCE: undefined }, /RELAY_TOKEN_AUDIENCE.*AUTH_AUDIENCE/],
-      [{ ...base, RELAY_REDIS_ALLOWLIST: 'redis://u:p@r:6379' }, /RELAY_REDIS_ALLOWLIST.*without credentials/],
-      [{ ...base, RELAY_TOKEN_ALGORITHMS: 'HS256' }, /RELAY_TOKEN_ALGORITHMS/],
-      [{ ...base, RELAY_JWKS_FILE: '/keys.json' }, /RELAY_JWKS_URL.*exactly one/],
-      [{ ...base, RELAY_PORT: 'eighty' }, /RELAY_PORT/],
-      [{ ...base, RELAY_DRAIN_WINDOW_MS: '60000', RELAY_DRAIN_DEADLINE_MS: '30000' }, /RELAY_DRAIN_DEADLINE_MS.*at least RELAY_DRAIN_WINDOW_MS/],
-      [{ ...base, RELAY_DRAIN_WINDOW_MS: '-1' }, /RELAY_DRAIN_WINDOW_MS/],
-    ];
-    for (const [env, message] of cases) {
-      expect(() => parseRelayConfig(env)).toThrow(ConfigError);
-      expect(() => parseRelayConfig(env)).toThrow(message);
-    }
+  it('takes a blank value as unset: the default, never 0', () => {
+    const parsed = config({
+      ...base,
+      RELAY_PORT: '',
+      RELAY_CLOCK_SKEW_SECONDS: ' ',
+      RELAY_DRAIN_WINDOW_MS: '',
+      RELAY_DRAIN_DEADLINE_MS: '',
+      RELAY_STREAM_LINGER_MS: '',
+      RELAY_TOKEN_ALGORITHMS: '',
+      RELAY_ALLOW_UWS_FALLBACK: '',
+      LOG_LEVEL: '',
+    });
+    expect(parsed).toMatchObject({
+      RELAY_PORT: 8081,
+      RELAY_CLOCK_SKEW_SECONDS: 30,
+      RELAY_DRAIN_WINDOW_MS: 900_000,
+      RELAY_DRAIN_DEADLINE_MS: 960_000,
+      RELAY_STREAM_LINGER_MS: 5_000,
+      RELAY_TOKEN_ALGORITHMS: ['ES256', 'EdDSA'],
+      RELAY_ALLOW_UWS_FALLBACK: false,
+      LOG_LEVEL: 'info',
+    });
+    expect(config({ ...base, RELAY_JWKS_FILE: '' }).RELAY_JWKS_FILE).toBeUndefined();
+  });
+
+  it('refuses a blank required variable, naming it and the fix', () => {
+    expect(problems({ ...base, RELAY_TOKEN_AUDIENCE: '' })).toEqual([
+      'RELAY_TOKEN_AUDIENCE="": is required; set it to the `aud` the auth service puts in tokens (its AUTH_AUDIENCE)',
+    ]);
+    expect(problems({ ...base, RELAY_REDIS_ALLOWLIST: undefined })).toEqual([
+      'RELAY_REDIS_ALLOWLIST (unset): is required; set it to the comma-separated redis:// URLs tokens may name, e.g. redis://redis:6379/0',
+    ]);
+  });
+
+  it('names the variable, the problem with its value and the fix', () => {
+    expect(problems({ ...base, RELAY_PORT: 'abc' })).toEqual([
+      'RELAY_PORT="abc": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8081',
+    ]);
+    expect(problems({ ...base, RELAY_CLOCK_SKEW_SECONDS: '301' })).toEqual([
+      'RELAY_CLOCK_SKEW_SECONDS="301": must be an integer from 0 to 300 (0 = no tolerance); set it to an integer in that range or leave it unset for 30',
+    ]);
+    expect(problems({ ...base, RELAY_XREAD_COUNT: '1e3' })[0]).toMatch(/^RELAY_XREAD_COUNT="1e3": must be an integer from 1 to 100000;/);
+    expect(problems({ ...base, RELAY_TOKEN_ALGORITHMS: 'ES256,HS256' })).toEqual([
+      'RELAY_TOKEN_ALGORITHMS="ES256,HS256": "HS256" is not an accepted algorithm; list algorithms from ES256, EdDSA',
+    ]);
+    expect(problems({ ...base, RELAY_ALLOW_UWS_FALLBACK: 'yes' })).toEqual([
+      'RELAY_ALLOW_UWS_FALLBACK="yes": must be true or false (or 1 or 0); set one of those or leave it unset for false',
+    ]);
+    expect(problems({ ...base, RELAY_JWKS_FILE: '/keys.json' })[0]).toMatch(/^RELAY_JWKS_URL=".*": and RELAY_JWKS_FILE are both set; set exactly one/);
+    expect(problems({ ...base, RELAY_DRAIN_WINDOW_MS: '60000', RELAY_DRAIN_DEADLINE_MS: '30000' })[0]).toMatch(
+      /^RELAY_DRAIN_DEADLINE_MS="30000": must be at least RELAY_DRAIN_WINDOW_MS \(60000\)/,
+    );
+    expect(problems({ ...base, RELAY_DRAIN_WINDOW_MS: '-1' })[0]).toMatch(/^RELAY_DRAIN_WINDOW_MS="-1": must be an integer from 0 to 86400000/);
+  });
+
+  it('never prints credentials: the password is not shown, a URL user:password is masked', () => {
+    const messages = problems({ ...base, RELAY_REDIS_ALLOWLIST: 'redis://u:hunter2@r:6379', RELAY_REDIS_PASSWORD: 'hunter2', RELAY_PORT: 'x' });
+    expect(messages.join('\n')).not.toContain('hunter2');
+    expect(messages.find((m) => m.startsWith('RELAY_REDIS_ALLOWLIST'))).toMatch(/redis:\/\/<credentials>@r:6379.*without credentials/);
+  });
+
+  it('reports every problem at once, cross-variable ones included', () => {
+    const messages = problems({
+      RELAY_PORT: 'abc',
+      RELAY_CLOCK_SKEW_SECONDS: '-5',
+      RELAY_TOKEN_ISSUER: '',
+      RELAY_REDIS_ALLOWLIST: 'http://r',
+      RELAY_DRAIN_WINDOW_MS: '60000',
+      RELAY_DRAIN_DEADLINE_MS: '30000',
+    });
+    expect(messages.map((m) => /^\w+/.exec(m)?.[0]).sort()).toEqual(
+      [
+        'RELAY_CLOCK_SKEW_SECONDS',
+        'RELAY_DRAIN_DEADLINE_MS',
+        'RELAY_JWKS_URL',
+        'RELAY_PORT',
+        'RELAY_REDIS_ALLOWLIST',
+        'RELAY_TOKEN_AUDIENCE',
+        'RELAY_TOKEN_ISSUER',
+      ].sort(),
+    );
   });
 });
