@@ -7,6 +7,7 @@ import type { IngestEvent } from '@streamgate/protocol';
 import { chainSchema, streamSpecSchema } from '../config.js';
 import { ChainFollower, RunStop } from './ChainFollower.js';
 import type { EvmRunEvents } from './evmEvents.js';
+import { LogSpanBook } from './LogSpanBook.js';
 import type { RpcReader } from './ProviderPool.js';
 import type { RpcResult } from './RpcError.js';
 import { blockHeaderSchema } from './rpcSchemas.js';
@@ -24,6 +25,7 @@ class FakeChain implements RpcReader {
   readonly byHash = new Map<string, RawBlock>();
   readonly logs = new Map<string, RawLog[]>();
   private fork = 0;
+  readonly logSpans = new LogSpanBook();
 
   constructor() {
     this.add({ number: hex(0), hash: h32('genesis'), parentHash: h32('none'), timestamp: '0x0' }, false);
@@ -65,6 +67,14 @@ class FakeChain implements RpcReader {
     this.canonical.length = 0;
     this.canonical.push(...blocks);
     return blockHeaderSchema.parse(blocks[blocks.length - 1]);
+  }
+
+  httpProviderIds(): string[] {
+    return ['fake'];
+  }
+
+  callOn<S extends z.ZodType>(_provider: string, method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
+    return this.call(method, params, schema);
   }
 
   call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {

@@ -4,7 +4,9 @@ import type { RunContext, RunEnd, WriteBatch, WriteEntry } from '@streamgate/ing
 import type { IngestEvent, IngestLogEvent } from '@streamgate/protocol';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { BlockRecord, Checkpoint, EvmRunEvents } from './evmEvents.js';
+import { LogRangeFetcher } from './LogRangeFetcher.js';
 import type { RpcReader } from './ProviderPool.js';
+import { rangeRefusal } from './rangeRefusal.js';
 import { RpcFailure } from './RpcError.js';
 import { blockHeaderSchema, quantitySchema, rpcLogSchema } from './rpcSchemas.js';
 import type { BlockHeader, RpcLog } from './rpcSchemas.js';
@@ -41,6 +43,7 @@ export class ChainFollower {
   private seq = 0;
   /** Logs fetched by range during a backfill, by block hash, consumed as blocks are written. */
   private readonly prefetched = new Map<string, IngestLogEvent[]>();
+  private readonly ranges: LogRangeFetcher;
 
   constructor(
     private readonly ctx: RunContext,
@@ -52,6 +55,9 @@ export class ChainFollower {
     const cp = ctx.state.get(CP);
     if (cp !== undefined) this.cp = checkpointSchema.parse(JSON.parse(cp));
     this.halted = ctx.state.get(HALTED) ?? null;
+    this.ranges = new LogRangeFetcher(pool, chain.getLogsRangeBlocks, (provider, from, to, message) =>
+      events.providerError(provider, 'range_refused', `eth_getLogs ${from}..${to} refused: ${message}`),
+    );
     this.seq = z.coerce.number().int().nonnegative().parse(ctx.state.get(SEQ) ?? '0');
     for (const [field, value] of ctx.state) {
       if (!field.startsWith('b:')) continue;
@@ -234,16 +240,17 @@ export class ChainFollower {
       headers.push(...batch.filter((b) => b !== null));
     }
     if (this.spec.kind === 'logs') {
-      for (let n = start; n <= to; n += this.chain.getLogsRangeBlocks) {
-        const end = Math.min(to, n + this.chain.getLogsRangeBlocks - 1);
-        for (const log of await this.fetchLogs({ fromBlock: toHex(n), toBlock: toHex(end) })) {
-          const list = this.prefetched.get(log.blockHash) ?? [];
-          list.push(log);
-          this.prefetched.set(log.blockHash, list);
-        }
+      const fetched = await this.ranges.fetch(start, to, this.spec.filter ?? {});
+      if (!fetched.ok) throw new RpcFailure(fetched.error);
+      for (const log of this.toLogEvents(fetched.value.logs)) {
+        const list = this.prefetched.get(log.blockHash) ?? [];
+        list.push(log);
+        this.prefetched.set(log.blockHash, list);
       }
-      // A range that came back with no logs for a block still says the block has none.
-      for (const h of headers) if (!this.prefetched.has(h.hash)) this.prefetched.set(h.hash, []);
+      // A range that came back with no logs for a block still says the block has none; a block
+      // no provider would serve even alone is left out, so it is fetched by hash when written.
+      const refused = new Set(fetched.value.refusedBlocks);
+      for (const h of headers) if (!this.prefetched.has(h.hash) && !refused.has(h.number)) this.prefetched.set(h.hash, []);
     }
     const fetchedMs = performance.now() - started;
     await this.writeBackfilled(headers);
@@ -333,7 +340,7 @@ export class ChainFollower {
         };
         entries.push({ dedupeId: `b:${block.hash}`, data: JSON.stringify(event) });
       } else {
-        const logs = this.prefetched.get(block.hash) ?? (await this.fetchLogs({ blockHash: block.hash }));
+        const logs = this.prefetched.get(block.hash) ?? (await this.fetchBlockLogs(block));
         record.logs = logs;
         for (const log of logs) entries.push({ dedupeId: `l:${log.blockHash}:${log.logIndex}`, data: JSON.stringify(log) });
       }
@@ -406,12 +413,24 @@ export class ChainFollower {
     return result.value;
   }
 
-  private async fetchLogs(range: Record<string, string>): Promise<IngestLogEvent[]> {
-    const { filter } = this.spec;
-    const result = await this.pool.call('eth_getLogs', [{ ...range, ...(filter ?? {}) }], rpcLogSchema.array());
-    if (!result.ok) throw new RpcFailure(result.error);
-    return result.value
+  private async fetchBlockLogs(block: BlockHeader): Promise<IngestLogEvent[]> {
+    const result = await this.pool.call('eth_getLogs', [{ blockHash: block.hash, ...(this.spec.filter ?? {}) }], rpcLogSchema.array());
+    if (result.ok) return this.toLogEvents(result.value);
+    if (rangeRefusal(result.error) === null) throw new RpcFailure(result.error);
+    // Too many logs for any provider even as one block: nothing narrower exists to ask for.
+    throw new RpcFailure({
+      code: 'range_refused',
+      retryable: false,
+      provider: result.error.provider,
+      message: `the logs of block ${block.number} (${block.hash}) are refused by every provider: ${result.error.message}`,
+      fromBlock: block.number,
+      toBlock: block.number,
+    });
+  }
+
+  private toLogEvents(logs: readonly RpcLog[]): IngestLogEvent[] {
+    return [...logs]
       .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
-      .map((log: RpcLog) => ({ type: 'log', chain: this.spec.chain, ...log, removed: false }));
+      .map((log) => ({ type: 'log', chain: this.spec.chain, ...log, removed: false }));
   }
 }
