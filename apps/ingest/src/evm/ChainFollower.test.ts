@@ -5,12 +5,13 @@ import { MemoryStreamWriter } from '@streamgate/ingest-core/testing';
 import { ingestEventSchema } from '@streamgate/protocol';
 import type { IngestEvent } from '@streamgate/protocol';
 import { chainSchema, streamSpecSchema } from '../config.js';
-import { ChainFollower, RunStop } from './ChainFollower.js';
+import { ChainFollower } from './ChainFollower.js';
 import type { EvmRunEvents } from './evmEvents.js';
 import { LogSpanBook } from './LogSpanBook.js';
 import type { RpcReader } from './ProviderPool.js';
 import type { RpcResult } from './RpcError.js';
 import { blockHeaderSchema } from './rpcSchemas.js';
+import { RunStop } from './RunStop.js';
 import type { BlockHeader } from './rpcSchemas.js';
 
 const hex = (n: number) => `0x${n.toString(16)}`;

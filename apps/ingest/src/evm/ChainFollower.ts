@@ -1,28 +1,18 @@
 import { z } from 'zod';
-import { backoffDelay } from '@streamgate/ingest-core';
-import type { RunContext, RunEnd, WriteBatch, WriteEntry } from '@streamgate/ingest-core';
+import type { RunContext, WriteEntry } from '@streamgate/ingest-core';
 import type { IngestEvent, IngestLogEvent } from '@streamgate/protocol';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { BlockRecord, Checkpoint, EvmRunEvents } from './evmEvents.js';
-import { LogRangeFetcher } from './LogRangeFetcher.js';
+import { BlockLogReader } from './BlockLogReader.js';
 import type { RpcReader } from './ProviderPool.js';
-import { rangeRefusal } from './rangeRefusal.js';
 import { RpcFailure } from './RpcError.js';
-import { blockHeaderSchema, quantitySchema, rpcLogSchema } from './rpcSchemas.js';
-import type { BlockHeader, RpcLog } from './rpcSchemas.js';
-
-/** Ends a run from deep inside processing (fenced, halted by policy, stopped). */
-export class RunStop extends Error {
-  override readonly name = 'RunStop';
-  constructor(readonly end: RunEnd) {
-    super(end.reason);
-  }
-}
+import { RunStop } from './RunStop.js';
+import { SequencedWriter } from './SequencedWriter.js';
+import { blockHeaderSchema, quantitySchema } from './rpcSchemas.js';
+import type { BlockHeader } from './rpcSchemas.js';
 
 const CP = 'cp';
 const HALTED = 'halted';
-/** How many entries this stream has been given so far: the position of the next one. */
-const SEQ = 'seq';
 const blockField = (n: number) => `b:${n}`;
 const checkpointSchema = z.object({ number: z.number().int().nonnegative(), hash: z.string().nullable() });
 const blockRecordSchema = z.object({ hash: z.string(), parentHash: z.string(), logs: z.array(z.unknown()).optional() });
@@ -40,10 +30,10 @@ export class ChainFollower {
   private cp: Checkpoint | null = null;
   private readonly blocks = new Map<number, BlockRecord>();
   private halted: string | null = null;
-  private seq = 0;
+  private readonly writer: SequencedWriter;
   /** Logs fetched by range during a backfill, by block hash, consumed as blocks are written. */
   private readonly prefetched = new Map<string, IngestLogEvent[]>();
-  private readonly ranges: LogRangeFetcher;
+  private readonly logs: BlockLogReader;
 
   constructor(
     private readonly ctx: RunContext,
@@ -55,10 +45,8 @@ export class ChainFollower {
     const cp = ctx.state.get(CP);
     if (cp !== undefined) this.cp = checkpointSchema.parse(JSON.parse(cp));
     this.halted = ctx.state.get(HALTED) ?? null;
-    this.ranges = new LogRangeFetcher(pool, chain.getLogsRangeBlocks, (provider, from, to, message) =>
-      events.providerError(provider, 'range_refused', `eth_getLogs ${from}..${to} refused: ${message}`),
-    );
-    this.seq = z.coerce.number().int().nonnegative().parse(ctx.state.get(SEQ) ?? '0');
+    this.logs = new BlockLogReader(pool, spec, chain, events);
+    this.writer = new SequencedWriter(ctx, spec.stream, events);
     for (const [field, value] of ctx.state) {
       if (!field.startsWith('b:')) continue;
       const parsed = blockRecordSchema.parse(JSON.parse(value));
@@ -240,16 +228,15 @@ export class ChainFollower {
       headers.push(...batch.filter((b) => b !== null));
     }
     if (this.spec.kind === 'logs') {
-      const fetched = await this.ranges.fetch(start, to, this.spec.filter ?? {});
-      if (!fetched.ok) throw new RpcFailure(fetched.error);
-      for (const log of this.toLogEvents(fetched.value.logs)) {
+      const fetched = await this.logs.forRange(start, to);
+      for (const log of fetched.logs) {
         const list = this.prefetched.get(log.blockHash) ?? [];
         list.push(log);
         this.prefetched.set(log.blockHash, list);
       }
       // A range that came back with no logs for a block still says the block has none; a block
       // no provider would serve even alone is left out, so it is fetched by hash when written.
-      const refused = new Set(fetched.value.refusedBlocks);
+      const refused = new Set(fetched.refusedBlocks);
       for (const h of headers) if (!this.prefetched.has(h.hash) && !refused.has(h.number)) this.prefetched.set(h.hash, []);
     }
     const fetchedMs = performance.now() - started;
@@ -302,14 +289,14 @@ export class ChainFollower {
         fromBlock,
         toBlock,
       };
-      await this.write({ entries: [{ dedupeId: `e:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [HALTED]: message } });
+      await this.writer.write({ entries: [{ dedupeId: `e:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [HALTED]: message } });
       this.halted = message;
       throw new RunStop({ reason: 'halted', message });
     }
     const event: IngestEvent = { type: 'gap', chain, fromBlock, toBlock, reason };
     const del = [...this.blocks.keys()].map(blockField);
     const cp: Checkpoint = { number: toBlock, hash: null };
-    await this.write({ entries: [{ dedupeId: `g:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [CP]: JSON.stringify(cp) }, stateDel: del });
+    await this.writer.write({ entries: [{ dedupeId: `g:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [CP]: JSON.stringify(cp) }, stateDel: del });
     this.blocks.clear();
     this.cp = cp;
   }
@@ -340,7 +327,7 @@ export class ChainFollower {
         };
         entries.push({ dedupeId: `b:${block.hash}`, data: JSON.stringify(event) });
       } else {
-        const logs = this.prefetched.get(block.hash) ?? (await this.fetchBlockLogs(block));
+        const logs = this.prefetched.get(block.hash) ?? (await this.logs.forBlock(block));
         record.logs = logs;
         for (const log of logs) entries.push({ dedupeId: `l:${log.blockHash}:${log.logIndex}`, data: JSON.stringify(log) });
       }
@@ -357,51 +344,11 @@ export class ChainFollower {
     // The write step sets fields before it deletes them: a dropped height that the new branch
     // fills again must not be deleted, or a successor would load a history without it.
     const del = state.del.filter((field) => !(field in state.set));
-    await this.write({ entries, stateSet: state.set, stateDel: del });
+    await this.writer.write({ entries, stateSet: state.set, stateDel: del });
     beforeApply?.();
     for (const n of expired) this.blocks.delete(n);
     for (const [n, r] of records) this.blocks.set(n, r);
     if (cp !== null) this.cp = cp;
-  }
-
-  /**
-   * The atomic write, retried with backoff while Redis is unreachable. Each entry's dedupe id is
-   * its position in the stream's sequence of entries followed by what it is: a chain that flips
-   * back to a branch written earlier must write the same log again after its retraction, so the
-   * content alone cannot identify a write. The position moves on in the same script as the
-   * entries, so a retry of an unanswered write (same positions) or a successor resuming from
-   * the saved state still cannot write anything twice.
-   */
-  private async write(batch: WriteBatch): Promise<void> {
-    const first = this.seq;
-    const positioned: WriteBatch = {
-      entries: batch.entries.map((e, i) => ({ dedupeId: `${first + i}:${e.dedupeId}`, data: e.data })),
-      stateSet: { ...batch.stateSet, [SEQ]: String(first + batch.entries.length) },
-      ...(batch.stateDel === undefined ? {} : { stateDel: batch.stateDel }),
-    };
-    for (let attempt = 0; ; attempt++) {
-      const outcome = await this.ctx.write(positioned);
-      if (outcome.ok) {
-        this.seq = first + batch.entries.length;
-        if (outcome.duplicates > 0) this.events.dedupeHits(this.spec.stream, 'redis', outcome.duplicates);
-        this.events.written(this.spec.stream, outcome.written);
-        return;
-      }
-      const { error } = outcome;
-      switch (error.code) {
-        case 'fenced':
-          throw new RunStop({ reason: 'fenced' });
-        case 'stopped':
-          throw new RunStop({ reason: 'stopped' });
-        case 'wrong_type':
-        case 'upstream_garbage':
-        case 'upstream_unavailable':
-          throw new RunStop({ reason: 'failed', error });
-        case 'redis_unavailable':
-          if (this.ctx.signal.aborted) throw new RunStop({ reason: 'stopped' });
-          await new Promise((r) => setTimeout(r, backoffDelay(attempt, 100, 5_000)));
-      }
-    }
   }
 
   private async fetchBlock(method: string, params: unknown[], avoid?: string): Promise<BlockHeader> {
@@ -411,26 +358,5 @@ export class ChainFollower {
       throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `${method}(${String(params[0])}) is not known yet`, rpcCode: 0 });
     }
     return result.value;
-  }
-
-  private async fetchBlockLogs(block: BlockHeader): Promise<IngestLogEvent[]> {
-    const result = await this.pool.call('eth_getLogs', [{ blockHash: block.hash, ...(this.spec.filter ?? {}) }], rpcLogSchema.array());
-    if (result.ok) return this.toLogEvents(result.value);
-    if (rangeRefusal(result.error) === null) throw new RpcFailure(result.error);
-    // Too many logs for any provider even as one block: nothing narrower exists to ask for.
-    throw new RpcFailure({
-      code: 'range_refused',
-      retryable: false,
-      provider: result.error.provider,
-      message: `the logs of block ${block.number} (${block.hash}) are refused by every provider: ${result.error.message}`,
-      fromBlock: block.number,
-      toBlock: block.number,
-    });
-  }
-
-  private toLogEvents(logs: readonly RpcLog[]): IngestLogEvent[] {
-    return [...logs]
-      .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
-      .map((log) => ({ type: 'log', chain: this.spec.chain, ...log, removed: false }));
   }
 }
