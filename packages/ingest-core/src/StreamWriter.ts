@@ -1,6 +1,11 @@
 import type { IngestError } from './IngestError.js';
 
-/** One entry for the stream: `dedupeId` is unique per logical event within the stream. */
+/**
+ * One entry for the stream. `dedupeId` names one write: an entry offered again with the same id
+ * within the dedupe TTL is skipped. An adapter whose stream can legitimately carry the same
+ * event twice (a log written again after its retraction) must make the id tell those writes
+ * apart, e.g. by its position in the stream, kept in the state written in the same step.
+ */
 export interface WriteEntry {
   readonly dedupeId: string;
   /** JSON text for the entry's `data` field. */

@@ -14,6 +14,18 @@ import type { RawData } from 'ws';
  */
 export type FaultMode = 'pass' | 'stall' | 'lag' | 'garbage' | 'down';
 
+/** How a provider words its refusal of an eth_getLogs range (code and message, `{max}` = the limit). */
+export interface RangeRefusalReply {
+  readonly code: number;
+  readonly message: string;
+}
+
+export const RANGE_REFUSALS = {
+  infura: { code: -32005, message: 'query returned more than 10000 results' },
+  tooLarge: { code: -32602, message: 'block range too large' },
+  maxRange: { code: -32000, message: 'exceed maximum block range: {max}' },
+} satisfies Record<string, RangeRefusalReply>;
+
 export interface FaultProxy extends AsyncDisposable {
   readonly port: number;
   readonly httpUrl: string;
@@ -25,6 +37,14 @@ export interface FaultProxy extends AsyncDisposable {
   readonly openSockets: number;
   /** `only` limits the fault to WebSocket or HTTP traffic; the other keeps its current mode. */
   setMode(mode: FaultMode, options?: { lagMs?: number; only?: 'ws' | 'http' }): void;
+  /**
+   * HTTP eth_getLogs queries spanning more than `maxBlocks` blocks (fromBlock..toBlock) are
+   * answered with `reply` as a JSON-RPC error instead of being forwarded; null lifts the fault.
+   */
+  refuseLogRanges(maxBlocks: number | null, reply?: RangeRefusalReply): void;
+  /** eth_getLogs range queries refused so far, and the widths of those forwarded. */
+  readonly refusedLogRanges: number;
+  readonly forwardedLogRangeWidths: readonly number[];
   /** Closes every client WebSocket abruptly (the proxy keeps accepting new ones). */
   cut(): void;
   close(): Promise<void>;
@@ -32,6 +52,23 @@ export interface FaultProxy extends AsyncDisposable {
 
 function count(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);
+}
+
+/** The block span of a single eth_getLogs range request, or null for anything else. */
+function logRangeOf(text: string): { id: unknown; width: number } | null {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
+    const req = parsed as { id?: unknown; method?: unknown; params?: unknown };
+    if (req.method !== 'eth_getLogs' || !Array.isArray(req.params)) return null;
+    const filter: unknown = req.params[0];
+    if (typeof filter !== 'object' || filter === null) return null;
+    const { fromBlock, toBlock } = filter as { fromBlock?: unknown; toBlock?: unknown };
+    if (typeof fromBlock !== 'string' || typeof toBlock !== 'string' || !fromBlock.startsWith('0x') || !toBlock.startsWith('0x')) return null;
+    return { id: req.id ?? null, width: Number.parseInt(toBlock, 16) - Number.parseInt(fromBlock, 16) + 1 };
+  } catch {
+    return null;
+  }
 }
 
 function methodsOf(text: string): { method: string; first: unknown }[] {
@@ -60,6 +97,10 @@ export async function startFaultProxy(target: { httpUrl: string; wsUrl: string }
   const httpCalls = new Map<string, number>();
   const clients = new Set<WebSocket>();
   const rawSockets = new Set<Socket>();
+  let refuseAbove: number | null = null;
+  let refusal: RangeRefusalReply = RANGE_REFUSALS.infura;
+  let refusedLogRanges = 0;
+  const forwardedLogRangeWidths: number[] = [];
 
   const onHttp = (req: IncomingMessage, res: ServerResponse): void => {
     const chunks: Buffer[] = [];
@@ -77,6 +118,14 @@ export async function startFaultProxy(target: { httpUrl: string; wsUrl: string }
         return;
       }
       if (current === 'stall') return; // never answered; the client's timeout must catch it
+      const range = logRangeOf(body);
+      if (range !== null && refuseAbove !== null && range.width > refuseAbove) {
+        refusedLogRanges += 1;
+        const error = { code: refusal.code, message: refusal.message.replace('{max}', String(refuseAbove)) };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: range.id, error }));
+        return;
+      }
+      if (range !== null) forwardedLogRangeWidths.push(range.width);
       const forward = async () => {
         if (current === 'lag') await new Promise((r) => setTimeout(r, lagMs));
         const upstream = await fetch(target.httpUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -174,6 +223,14 @@ export async function startFaultProxy(target: { httpUrl: string; wsUrl: string }
     get openSockets() {
       return clients.size;
     },
+    refuseLogRanges(maxBlocks, reply = RANGE_REFUSALS.infura) {
+      refuseAbove = maxBlocks;
+      refusal = reply;
+    },
+    get refusedLogRanges() {
+      return refusedLogRanges;
+    },
+    forwardedLogRangeWidths,
     setMode(next, opts = {}) {
       if (opts.only !== 'http') mode = next;
       if (opts.only !== 'ws') httpMode = next;

@@ -20,8 +20,8 @@ export type { AppProcess, AuthProcessOptions, RelayProcess, RelayProcessOptions 
 export { isProcessGone } from './isProcessGone.js';
 export { anvilBinary, startAnvil } from './startAnvil.js';
 export type { AnvilNode, StartAnvilOptions } from './startAnvil.js';
-export { startFaultProxy } from './faultProxy.js';
-export type { FaultMode, FaultProxy } from './faultProxy.js';
+export { RANGE_REFUSALS, startFaultProxy } from './faultProxy.js';
+export type { FaultMode, FaultProxy, RangeRefusalReply } from './faultProxy.js';
 export { spawnIngest } from './spawnIngest.js';
 export type { IngestProcessOptions } from './spawnIngest.js';
 export { startVenueSim } from './venue/startVenueSim.js';

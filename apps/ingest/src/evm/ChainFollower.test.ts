@@ -5,11 +5,13 @@ import { MemoryStreamWriter } from '@streamgate/ingest-core/testing';
 import { ingestEventSchema } from '@streamgate/ingest-events';
 import type { IngestEvent } from '@streamgate/ingest-events';
 import { chainSchema, streamSpecSchema } from '../config.js';
-import { ChainFollower, RunStop } from './ChainFollower.js';
+import { ChainFollower } from './ChainFollower.js';
 import type { EvmRunEvents } from './evmEvents.js';
+import { LogSpanBook } from './LogSpanBook.js';
 import type { RpcReader } from './ProviderPool.js';
 import type { RpcResult } from './RpcError.js';
 import { blockHeaderSchema } from './rpcSchemas.js';
+import { RunStop } from './RunStop.js';
 import type { BlockHeader } from './rpcSchemas.js';
 
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -24,6 +26,7 @@ class FakeChain implements RpcReader {
   readonly byHash = new Map<string, RawBlock>();
   readonly logs = new Map<string, RawLog[]>();
   private fork = 0;
+  readonly logSpans = new LogSpanBook();
 
   constructor() {
     this.add({ number: hex(0), hash: h32('genesis'), parentHash: h32('none'), timestamp: '0x0' }, false);
@@ -55,6 +58,26 @@ class FakeChain implements RpcReader {
     return this.mine(depth);
   }
 
+  /** The canonical chain as it is now, to switch back to later with `restore`. */
+  snapshot(): RawBlock[] {
+    return [...this.canonical];
+  }
+
+  /** Makes an earlier snapshot canonical again: the same blocks, the same hashes. */
+  restore(blocks: readonly RawBlock[]): BlockHeader {
+    this.canonical.length = 0;
+    this.canonical.push(...blocks);
+    return blockHeaderSchema.parse(blocks[blocks.length - 1]);
+  }
+
+  httpProviderIds(): string[] {
+    return ['fake'];
+  }
+
+  callOn<S extends z.ZodType>(_provider: string, method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
+    return this.call(method, params, schema);
+  }
+
   call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
     let raw: unknown;
     const [first] = params;
@@ -81,14 +104,33 @@ const noEvents: EvmRunEvents = {
   dedupeHits: () => undefined, written: () => undefined, providerError: () => undefined, stateChanged: () => undefined,
 };
 
+/** Replays a logs stream as a consumer would: adds minus retractions, each retraction of a live log. */
+function liveLogs(events: readonly IngestEvent[]): string[] {
+  const live = new Set<string>();
+  for (const e of events) {
+    if (e.type !== 'log') continue;
+    const id = `${e.blockHash}:${e.logIndex}`;
+    if (e.removed ? !live.delete(id) : live.has(id)) throw new Error(`${e.removed ? 'retraction of a dead' : 'second add of a live'} log ${id}`);
+    if (!e.removed) live.add(id);
+  }
+  return [...live].sort();
+}
+
 function setup(kind: 'newHeads' | 'logs', chainOptions: Record<string, unknown> = {}, continuity = 'best_effort') {
   const writer = new MemoryStreamWriter();
   writer.fences.set('s', 1);
   const chain = new FakeChain();
   const spec = streamSpecSchema.parse({ stream: 's', chain: 'fake', kind, continuity });
   const config = chainSchema.parse({ providers: [{ id: 'p', httpUrl: 'http://x', wsUrl: 'ws://x' }], ...chainOptions });
-  const follower = async () => {
-    const ctx: RunContext = { key: 's', state: await writer.loadState('s'), write: (b) => writer.write({ key: 's', token: 1 }, b), signal: new AbortController().signal };
+  const follower = async (loseAnswers = 0) => {
+    let lose = loseAnswers;
+    const write: RunContext['write'] = async (b) => {
+      const outcome = await writer.write({ key: 's', token: 1 }, b);
+      // Applied, but the answer never reached the worker (a timeout or a dropped connection).
+      if (lose-- > 0) return { ok: false, error: { code: 'redis_unavailable', retryable: true, message: 'answer lost' } };
+      return outcome;
+    };
+    const ctx: RunContext = { key: 's', state: await writer.loadState('s'), write, signal: new AbortController().signal };
     return new ChainFollower(ctx, spec, config, chain, noEvents);
   };
   const events = (): IngestEvent[] => (writer.streams.get('s') ?? []).map((e) => ingestEventSchema.parse(JSON.parse(e.data)));
@@ -123,6 +165,37 @@ describe('ChainFollower', () => {
     expect(retracted.map((e) => e.type === 'log' && e.removed && e.blockHash)).toEqual([droppedHashes[1], droppedHashes[0]]);
     const fresh = all.slice(reorgAt + 3);
     expect(fresh.map((e) => e.type === 'log' && !e.removed && e.blockNumber)).toEqual([4, 5]);
+  });
+
+  it('a chain that flips back to a branch it left (A, B, A, B) re-adds, retracts and reorgs each time', async () => {
+    const { chain, follower, events } = setup('logs');
+    const f = await follower();
+    for (const head of chain.mine(3)) await f.onHead(head);
+    const a = chain.snapshot();
+    const [bHead] = chain.reorg(1);
+    const b = chain.snapshot();
+    if (bHead === undefined) throw new Error('no head');
+    await f.onHead(bHead);
+    await f.onHead(chain.restore(a));
+    // A restarted owner sees the last flip: it must not take the earlier B entries for its own.
+    const again = await follower();
+    await again.onHead(chain.restore(b));
+    const all = events();
+    expect(all.filter((e) => e.type === 'reorg')).toHaveLength(3);
+    const canonical = chain.canonical.slice(1).flatMap((blk) => (chain.logs.get(blk.hash) ?? []).map((l) => `${l.blockHash}:${Number.parseInt(l.logIndex, 16)}`));
+    expect(liveLogs(all)).toEqual(canonical.sort());
+    expect(liveLogs(all)).toContain(`${bHead.hash}:0`);
+  });
+
+  it('a write whose answer was lost is retried without writing its entries twice', async () => {
+    const { chain, follower, events } = setup('logs');
+    const f = await follower(2);
+    for (const head of chain.mine(3)) await f.onHead(head);
+    expect(events().map((e) => e.type === 'log' && e.blockNumber)).toEqual([1, 2, 3]);
+    // A successor from the saved state offered the same head writes nothing either.
+    const again = await follower();
+    await again.onHead(blockHeaderSchema.parse(chain.canonical[3]));
+    expect(events()).toHaveLength(3);
   });
 
   it('ignores a head pushed before a reorg that arrives after it', async () => {

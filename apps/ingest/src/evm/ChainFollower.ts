@@ -1,21 +1,15 @@
 import { z } from 'zod';
-import { backoffDelay } from '@streamgate/protocol';
-import type { RunContext, RunEnd, WriteBatch, WriteEntry } from '@streamgate/ingest-core';
+import type { RunContext, WriteEntry } from '@streamgate/ingest-core';
 import type { IngestEvent, IngestLogEvent } from '@streamgate/ingest-events';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { BlockRecord, Checkpoint, EvmRunEvents } from './evmEvents.js';
+import { BlockLogReader } from './BlockLogReader.js';
 import type { RpcReader } from './ProviderPool.js';
 import { RpcFailure } from './RpcError.js';
-import { blockHeaderSchema, rpcLogSchema } from './rpcSchemas.js';
-import type { BlockHeader, RpcLog } from './rpcSchemas.js';
-
-/** Ends a run from deep inside processing (fenced, halted by policy, stopped). */
-export class RunStop extends Error {
-  override readonly name = 'RunStop';
-  constructor(readonly end: RunEnd) {
-    super(end.reason);
-  }
-}
+import { RunStop } from './RunStop.js';
+import { SequencedWriter } from './SequencedWriter.js';
+import { blockHeaderSchema, quantitySchema } from './rpcSchemas.js';
+import type { BlockHeader } from './rpcSchemas.js';
 
 const CP = 'cp';
 const HALTED = 'halted';
@@ -36,8 +30,10 @@ export class ChainFollower {
   private cp: Checkpoint | null = null;
   private readonly blocks = new Map<number, BlockRecord>();
   private halted: string | null = null;
+  private readonly writer: SequencedWriter;
   /** Logs fetched by range during a backfill, by block hash, consumed as blocks are written. */
   private readonly prefetched = new Map<string, IngestLogEvent[]>();
+  private readonly logs: BlockLogReader;
 
   constructor(
     private readonly ctx: RunContext,
@@ -49,6 +45,8 @@ export class ChainFollower {
     const cp = ctx.state.get(CP);
     if (cp !== undefined) this.cp = checkpointSchema.parse(JSON.parse(cp));
     this.halted = ctx.state.get(HALTED) ?? null;
+    this.logs = new BlockLogReader(pool, spec, chain, events);
+    this.writer = new SequencedWriter(ctx, spec.stream, events);
     for (const [field, value] of ctx.state) {
       if (!field.startsWith('b:')) continue;
       const parsed = blockRecordSchema.parse(JSON.parse(value));
@@ -67,7 +65,31 @@ export class ChainFollower {
   /** Fetches the block at `number` over HTTP and follows it (the oracle's and degraded mode's path). */
   async followNumber(number: number, avoid?: string): Promise<void> {
     if (this.cp !== null && number <= this.cp.number) return;
-    await this.onHead(await this.fetchBlock('eth_getBlockByNumber', [toHex(number), false], avoid));
+    const block = await this.blockAt(number, avoid);
+    if (block === null) await this.followShorterChain(number, avoid);
+    else await this.onHead(block);
+  }
+
+  /** The node's block at `number`, or null if it has none there (yet, or any more). */
+  private async blockAt(number: number, avoid?: string): Promise<BlockHeader | null> {
+    const result = await this.pool.call('eth_getBlockByNumber', [toHex(number), false], blockHeaderSchema.nullable(), avoid);
+    if (!result.ok) throw new RpcFailure(result.error);
+    return result.value;
+  }
+
+  /**
+   * No block at `number`: either it is not there yet (retried by the caller), or a reorg moved
+   * the chain onto a shorter branch and the height is gone. Waiting for the height to come back
+   * would hold every later head behind it, so the stream follows the node's head instead.
+   */
+  private async followShorterChain(number: number, avoid?: string): Promise<void> {
+    const head = await this.pool.call('eth_blockNumber', [], quantitySchema, avoid);
+    if (!head.ok) throw new RpcFailure(head.error);
+    const block = head.value < number ? await this.blockAt(head.value, avoid) : null;
+    if (block === null) {
+      throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `eth_getBlockByNumber(${toHex(number)}) is not known yet`, rpcCode: 0 });
+    }
+    await this.onHead(block);
   }
 
   async onHead(head: BlockHeader): Promise<void> {
@@ -79,6 +101,8 @@ export class ChainFollower {
     }
     if (this.blocks.get(head.number)?.hash === head.hash || (head.number === cp.number && head.hash === cp.hash)) {
       this.events.dedupeHits(this.spec.stream, 'memory', 1);
+      // A late duplicate, or the node's chain became shorter than ours and this is its head now.
+      if (head.number < cp.number && cp.hash !== null) await this.recheckTip(cp);
       return;
     }
     if (head.number <= cp.number && this.isBelowHistory(head.number)) {
@@ -88,7 +112,8 @@ export class ChainFollower {
       return;
     }
     if (head.number > cp.number + 1) {
-      await this.backfill(cp.number + 1, head.number - 1);
+      // false: the node's chain no longer reaches this head, and the stream followed its new head.
+      if (!(await this.backfill(cp.number + 1, head.number - 1))) return;
       return this.onHead(head);
     }
     const current = this.cp ?? cp;
@@ -115,6 +140,20 @@ export class ChainFollower {
     else await this.reorg(ancestor, branch);
   }
 
+  /** Asks the node whether our tip is still canonical, and follows it if not. */
+  private async recheckTip(cp: Checkpoint): Promise<void> {
+    const current = await this.blockAt(cp.number);
+    if (current?.hash === cp.hash) return;
+    if (current !== null) return this.onHead(current);
+    const head = await this.pool.call('eth_blockNumber', [], quantitySchema);
+    if (!head.ok) throw new RpcFailure(head.error);
+    const block = head.value < cp.number ? await this.blockAt(head.value) : null;
+    if (block === null) throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `eth_getBlockByNumber(${toHex(cp.number)}) vanished`, rpcCode: 0 });
+    // The node's head is a block we wrote: everything above it is retracted, with no new branch.
+    if (this.blocks.get(block.number)?.hash === block.hash) await this.reorg(block.number, []);
+    else await this.onHead(block);
+  }
+
   private isBelowHistory(number: number): boolean {
     for (const kept of this.blocks.keys()) if (kept <= number) return false;
     return true;
@@ -127,10 +166,11 @@ export class ChainFollower {
    * the block the node now has at that height.
    */
   private async isCanonical(head: BlockHeader): Promise<boolean> {
-    const current = await this.fetchBlock('eth_getBlockByNumber', [toHex(head.number), false]);
-    if (current.hash === head.hash) return true;
+    const current = await this.blockAt(head.number);
+    if (current?.hash === head.hash) return true;
     this.events.dedupeHits(this.spec.stream, 'memory', 1);
-    await this.onHead(current);
+    if (current === null) await this.followShorterChain(head.number);
+    else await this.onHead(current);
     return false;
   }
 
@@ -153,9 +193,12 @@ export class ChainFollower {
       }
     }
     this.events.reorg(this.spec.stream, dropped.length);
-    await this.commit(branch, { set: {}, del: dropped.map(([n]) => blockField(n)) }, entries, () => {
+    const ancestorCp: Checkpoint = { number: ancestor, hash: ancestorRecord?.hash ?? null };
+    // The checkpoint moves to the ancestor unless the branch (written in the same step) moves it on.
+    const state = { set: { [CP]: JSON.stringify(ancestorCp) }, del: dropped.map(([n]) => blockField(n)) };
+    await this.commit(branch, state, entries, () => {
       for (const [n] of dropped) this.blocks.delete(n);
-      this.cp = { number: ancestor, hash: ancestorRecord?.hash ?? null };
+      this.cp = ancestorCp;
     });
   }
 
@@ -166,7 +209,7 @@ export class ChainFollower {
     await this.commit([head], { set: {}, del: [] }, []);
   }
 
-  private async backfill(from: number, to: number): Promise<void> {
+  private async backfill(from: number, to: number): Promise<boolean> {
     let start = from;
     if (to - from + 1 > this.chain.maxBackfillBlocks) {
       start = to - this.chain.maxBackfillBlocks + 1;
@@ -176,27 +219,31 @@ export class ChainFollower {
     const started = performance.now();
     const headers: BlockHeader[] = [];
     for (let n = start; n <= to; n += 8) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(8, to - n + 1) }, (_, i) => this.fetchBlock('eth_getBlockByNumber', [toHex(n + i), false])),
-      );
-      headers.push(...batch);
+      const batch = await Promise.all(Array.from({ length: Math.min(8, to - n + 1) }, (_, i) => this.blockAt(n + i)));
+      const missing = batch.findIndex((b) => b === null);
+      if (missing >= 0) {
+        await this.followShorterChain(n + missing);
+        return false;
+      }
+      headers.push(...batch.filter((b) => b !== null));
     }
     if (this.spec.kind === 'logs') {
-      for (let n = start; n <= to; n += this.chain.getLogsRangeBlocks) {
-        const end = Math.min(to, n + this.chain.getLogsRangeBlocks - 1);
-        for (const log of await this.fetchLogs({ fromBlock: toHex(n), toBlock: toHex(end) })) {
-          const list = this.prefetched.get(log.blockHash) ?? [];
-          list.push(log);
-          this.prefetched.set(log.blockHash, list);
-        }
+      const fetched = await this.logs.forRange(start, to);
+      for (const log of fetched.logs) {
+        const list = this.prefetched.get(log.blockHash) ?? [];
+        list.push(log);
+        this.prefetched.set(log.blockHash, list);
       }
-      // A range that came back with no logs for a block still says the block has none.
-      for (const h of headers) if (!this.prefetched.has(h.hash)) this.prefetched.set(h.hash, []);
+      // A range that came back with no logs for a block still says the block has none; a block
+      // no provider would serve even alone is left out, so it is fetched by hash when written.
+      const refused = new Set(fetched.refusedBlocks);
+      for (const h of headers) if (!this.prefetched.has(h.hash) && !refused.has(h.number)) this.prefetched.set(h.hash, []);
     }
     const fetchedMs = performance.now() - started;
     await this.writeBackfilled(headers);
     this.prefetched.clear();
     this.events.backfill(this.spec.stream, to - start + 1, fetchedMs, performance.now() - started - fetchedMs);
+    return true;
   }
 
   /**
@@ -242,14 +289,14 @@ export class ChainFollower {
         fromBlock,
         toBlock,
       };
-      await this.write({ entries: [{ dedupeId: `e:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [HALTED]: message } });
+      await this.writer.write({ entries: [{ dedupeId: `e:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [HALTED]: message } });
       this.halted = message;
       throw new RunStop({ reason: 'halted', message });
     }
     const event: IngestEvent = { type: 'gap', chain, fromBlock, toBlock, reason };
     const del = [...this.blocks.keys()].map(blockField);
     const cp: Checkpoint = { number: toBlock, hash: null };
-    await this.write({ entries: [{ dedupeId: `g:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [CP]: JSON.stringify(cp) }, stateDel: del });
+    await this.writer.write({ entries: [{ dedupeId: `g:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [CP]: JSON.stringify(cp) }, stateDel: del });
     this.blocks.clear();
     this.cp = cp;
   }
@@ -280,7 +327,7 @@ export class ChainFollower {
         };
         entries.push({ dedupeId: `b:${block.hash}`, data: JSON.stringify(event) });
       } else {
-        const logs = this.prefetched.get(block.hash) ?? (await this.fetchLogs({ blockHash: block.hash }));
+        const logs = this.prefetched.get(block.hash) ?? (await this.logs.forBlock(block));
         record.logs = logs;
         for (const log of logs) entries.push({ dedupeId: `l:${log.blockHash}:${log.logIndex}`, data: JSON.stringify(log) });
       }
@@ -288,43 +335,20 @@ export class ChainFollower {
       state.set[blockField(block.number)] = JSON.stringify(record);
     }
     const last = branch[branch.length - 1];
-    if (last === undefined) return;
-    const cp: Checkpoint = { number: last.number, hash: last.hash };
-    state.set[CP] = JSON.stringify(cp);
-    const floor = last.number - this.chain.historyDepth;
+    if (last === undefined && entries.length === 0) return;
+    const cp: Checkpoint | null = last === undefined ? null : { number: last.number, hash: last.hash };
+    if (cp !== null) state.set[CP] = JSON.stringify(cp);
+    const floor = cp === null ? -1 : cp.number - this.chain.historyDepth;
     const expired = [...this.blocks.keys()].filter((n) => n <= floor);
     state.del.push(...expired.map(blockField));
-    await this.write({ entries, stateSet: state.set, stateDel: state.del });
+    // The write step sets fields before it deletes them: a dropped height that the new branch
+    // fills again must not be deleted, or a successor would load a history without it.
+    const del = state.del.filter((field) => !(field in state.set));
+    await this.writer.write({ entries, stateSet: state.set, stateDel: del });
     beforeApply?.();
     for (const n of expired) this.blocks.delete(n);
     for (const [n, r] of records) this.blocks.set(n, r);
-    this.cp = cp;
-  }
-
-  /** The atomic write, retried with backoff while Redis is unreachable (the batch is idempotent). */
-  private async write(batch: WriteBatch): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const outcome = await this.ctx.write(batch);
-      if (outcome.ok) {
-        if (outcome.duplicates > 0) this.events.dedupeHits(this.spec.stream, 'redis', outcome.duplicates);
-        this.events.written(this.spec.stream, outcome.written);
-        return;
-      }
-      const { error } = outcome;
-      switch (error.code) {
-        case 'fenced':
-          throw new RunStop({ reason: 'fenced' });
-        case 'stopped':
-          throw new RunStop({ reason: 'stopped' });
-        case 'wrong_type':
-        case 'upstream_garbage':
-        case 'upstream_unavailable':
-          throw new RunStop({ reason: 'failed', error });
-        case 'redis_unavailable':
-          if (this.ctx.signal.aborted) throw new RunStop({ reason: 'stopped' });
-          await new Promise((r) => setTimeout(r, backoffDelay(attempt, 100, 5_000)));
-      }
-    }
+    if (cp !== null) this.cp = cp;
   }
 
   private async fetchBlock(method: string, params: unknown[], avoid?: string): Promise<BlockHeader> {
@@ -334,14 +358,5 @@ export class ChainFollower {
       throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `${method}(${String(params[0])}) is not known yet`, rpcCode: 0 });
     }
     return result.value;
-  }
-
-  private async fetchLogs(range: Record<string, string>): Promise<IngestLogEvent[]> {
-    const { filter } = this.spec;
-    const result = await this.pool.call('eth_getLogs', [{ ...range, ...(filter ?? {}) }], rpcLogSchema.array());
-    if (!result.ok) throw new RpcFailure(result.error);
-    return result.value
-      .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
-      .map((log: RpcLog) => ({ type: 'log', chain: this.spec.chain, ...log, removed: false }));
   }
 }

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import type { ProviderConfig } from '../config.js';
 import { HttpRpcClient } from './HttpRpcClient.js';
+import type { ProviderReader } from './LogRangeFetcher.js';
+import { LogSpanBook } from './LogSpanBook.js';
 import type { RpcError, RpcResult } from './RpcError.js';
 
 interface HttpStats {
@@ -11,7 +13,7 @@ interface HttpStats {
 }
 
 /** What the chain follower reads from: JSON-RPC over HTTP, parsed, with a provider to avoid. */
-export interface RpcReader {
+export interface RpcReader extends ProviderReader {
   call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S, avoid?: string): Promise<RpcResult<z.output<S>>>;
 }
 
@@ -22,6 +24,8 @@ export interface RpcReader {
  */
 export class ProviderPool implements RpcReader {
   private readonly http: HttpStats[];
+  /** The eth_getLogs span each HTTP provider accepts, learned from its refusals. */
+  readonly logSpans = new LogSpanBook();
 
   constructor(
     readonly providers: readonly ProviderConfig[],
@@ -48,6 +52,17 @@ export class ProviderPool implements RpcReader {
     return [...this.http].sort((a, b) => rank(a) - rank(b) || a.latencyMs - b.latencyMs);
   }
 
+  httpProviderIds(avoid?: string): string[] {
+    return this.httpOrder(avoid).map((s) => s.client.provider);
+  }
+
+  /** One call on one HTTP provider, counted in its health and latency. */
+  async callOn<S extends z.ZodType>(provider: string, method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
+    const stats = this.http.find((s) => s.client.provider === provider);
+    if (stats === undefined) return { ok: false, error: { code: 'unreachable', retryable: true, provider, message: 'no such HTTP provider' } };
+    return this.callStats(stats, method, params, schema);
+  }
+
   /** Tries each HTTP endpoint in order until one answers; the last error if none does. */
   async call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S, avoid?: string): Promise<RpcResult<z.output<S>>> {
     let last: RpcResult<z.output<S>> = {
@@ -55,17 +70,23 @@ export class ProviderPool implements RpcReader {
       error: { code: 'unreachable', retryable: true, provider: 'none', message: 'no HTTP provider' },
     };
     for (const stats of this.httpOrder(avoid)) {
-      const started = performance.now();
-      last = await stats.client.call(method, params, schema);
-      if (last.ok) {
-        const took = performance.now() - started;
-        stats.latencyMs = stats.latencyMs === 0 ? took : stats.latencyMs * 0.8 + took * 0.2;
-        return last;
-      }
-      // A node's own JSON-RPC error (e.g. unknown block) says nothing about the endpoint's health.
-      if (last.error.code !== 'rpc_error') stats.failedUntil = Date.now() + this.cooldownMs;
-      this.onError(last.error);
+      last = await this.callStats(stats, method, params, schema);
+      if (last.ok) return last;
     }
     return last;
+  }
+
+  private async callStats<S extends z.ZodType>(stats: HttpStats, method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
+    const started = performance.now();
+    const result = await stats.client.call(method, params, schema);
+    if (result.ok) {
+      const took = performance.now() - started;
+      stats.latencyMs = stats.latencyMs === 0 ? took : stats.latencyMs * 0.8 + took * 0.2;
+      return result;
+    }
+    // A node's own JSON-RPC error (e.g. unknown block) says nothing about the endpoint's health.
+    if (result.error.code !== 'rpc_error') stats.failedUntil = Date.now() + this.cooldownMs;
+    this.onError(result.error);
+    return result;
   }
 }

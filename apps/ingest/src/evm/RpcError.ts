@@ -4,7 +4,9 @@ export type RpcError =
   | { code: 'unreachable'; retryable: true; provider: string; message: string }
   | { code: 'garbage'; retryable: true; provider: string; message: string }
   | { code: 'rpc_error'; retryable: true; provider: string; message: string; rpcCode: number }
-  | { code: 'closed'; retryable: true; provider: string; message: string };
+  | { code: 'closed'; retryable: true; provider: string; message: string }
+  /** Every provider refuses the logs of these blocks even one block at a time (a size limit). */
+  | { code: 'range_refused'; retryable: false; provider: string; message: string; fromBlock: number; toBlock: number };
 
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: RpcError };
 
