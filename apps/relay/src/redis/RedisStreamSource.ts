@@ -1,10 +1,11 @@
 import { Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import type { ChainableCommander, RedisOptions } from 'ioredis';
 import { backoffDelay } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { RangePage, SourceError, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
-import { parseEntries, parseXinfo } from './parseReplies.js';
+import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
+import { sourceError, toError } from './redisFailure.js';
 
 export interface RedisSourceOptions {
   /** Canonical target URL from the token (no credentials). */
@@ -26,7 +27,8 @@ export interface RedisSourceOptions {
   readonly probeTimeoutMs?: number;
 }
 
-type PipelineReply = [Error | null, unknown];
+/** What `exec` resolves to: one `[error, reply]` pair per queued command, in order. */
+type PipelineReplies = ReadonlyArray<[Error | null, unknown]>;
 
 const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
 
@@ -66,48 +68,45 @@ export class RedisStreamSource implements StreamSource {
     this.probeSentAt = Date.now();
     this.command.ping().then(
       () => (this.probeSentAt = null),
-      (error: unknown) => {
+      (thrown: unknown) => {
         this.probeSentAt = null;
-        this.options.onError('ping', error as Error);
+        this.options.onError('ping', toError(thrown));
       },
     );
   }
 
   async inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
-    try {
-      const pipeline = this.command.pipeline();
-      pipeline.call('XINFO', ['STREAM', stream]);
-      if (probe !== undefined) pipeline.call('XRANGE', [stream, probe, probe, 'COUNT', 1]);
-      const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
-      this.options.onRead('xinfo');
-      const info = this.info(replies[0]);
-      if (!info.ok) return info;
-      const probeExists = probe === undefined ? { ok: true as const, value: false } : this.exists(replies[1]);
-      if (!probeExists.ok) return probeExists;
-      return { ok: true, value: { info: info.value, probeExists: probeExists.value } };
-    } catch (error) {
-      return { ok: false, error: this.classify(error as Error) };
-    }
+    const replies = await this.transaction((tx) => {
+      tx.call('EXISTS', [stream]);
+      tx.call('XINFO', ['STREAM', stream]);
+      if (probe !== undefined) tx.call('XRANGE', [stream, probe, probe, 'COUNT', 1]);
+    });
+    if (!replies.ok) return replies;
+    this.options.onRead('xinfo');
+    const info = this.info(replies.value);
+    if (!info.ok) return info;
+    if (probe === undefined) return { ok: true, value: { info: info.value, probeExists: false } };
+    const probeExists = this.reply(replies.value, 2, (r) => parseEntries(r).length > 0);
+    if (!probeExists.ok) return probeExists;
+    return { ok: true, value: { info: info.value, probeExists: probeExists.value } };
   }
 
   async range(stream: StreamName, after: StreamId, count: number): Promise<SourceResult<RangePage>> {
-    try {
-      const pipeline = this.command.pipeline();
-      pipeline.call('XINFO', ['STREAM', stream]);
-      pipeline.call('XRANGE', [stream, after, after, 'COUNT', 1]);
-      pipeline.call('XRANGE', [stream, `(${after}`, '+', 'COUNT', count]);
-      const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
-      this.options.onRead('xrange');
-      const info = this.info(replies[0]);
-      if (!info.ok) return info;
-      const afterExists = this.exists(replies[1]);
-      if (!afterExists.ok) return afterExists;
-      const [pageErr, pageReply] = replies[2] ?? [new Error('no reply'), null];
-      if (pageErr !== null) return { ok: false, error: this.classify(pageErr) };
-      return { ok: true, value: { entries: parseEntries(pageReply), info: info.value, afterExists: afterExists.value } };
-    } catch (error) {
-      return { ok: false, error: this.classify(error as Error) };
-    }
+    const replies = await this.transaction((tx) => {
+      tx.call('EXISTS', [stream]);
+      tx.call('XINFO', ['STREAM', stream]);
+      tx.call('XRANGE', [stream, after, after, 'COUNT', 1]);
+      tx.call('XRANGE', [stream, `(${after}`, '+', 'COUNT', count]);
+    });
+    if (!replies.ok) return replies;
+    this.options.onRead('xrange');
+    const info = this.info(replies.value);
+    if (!info.ok) return info;
+    const afterExists = this.reply(replies.value, 2, (r) => parseEntries(r).length > 0);
+    if (!afterExists.ok) return afterExists;
+    const entries = this.reply(replies.value, 3, parseEntries);
+    if (!entries.ok) return entries;
+    return { ok: true, value: { entries: entries.value, info: info.value, afterExists: afterExists.value } };
   }
 
   watch(stream: StreamName, after: StreamId): void {
@@ -136,17 +135,38 @@ export class RedisStreamSource implements StreamSource {
     this.command.disconnect();
   }
 
-  private info(reply: PipelineReply | undefined): SourceResult<StreamInfo | null> {
-    const [err, value] = reply ?? [new Error('no reply'), null];
-    if (err === null) return { ok: true, value: parseXinfo(value) };
-    if (/no such key/i.test(err.message)) return { ok: true, value: null };
-    return { ok: false, error: this.classify(err) };
+  /**
+   * The commands `build` queues, as one MULTI: the existence check, the metadata and the page
+   * describe the same moment, so a key deleted in between cannot pass for a missing one.
+   */
+  private async transaction(build: (tx: ChainableCommander) => void): Promise<SourceResult<PipelineReplies>> {
+    try {
+      const tx = this.command.multi();
+      build(tx);
+      return { ok: true, value: (await tx.exec()) ?? [] };
+    } catch (thrown) {
+      return { ok: false, error: sourceError(toError(thrown)) };
+    }
   }
 
-  private exists(reply: PipelineReply | undefined): SourceResult<boolean> {
-    const [err, value] = reply ?? [new Error('no reply'), null];
-    if (err !== null) return { ok: false, error: this.classify(err) };
-    return { ok: true, value: parseEntries(value).length > 0 };
+  /** The one normalisation of a reply: its error as a SourceError, or its value parsed. */
+  private reply<T>(replies: PipelineReplies, index: number, parse: (value: unknown) => T): SourceResult<T> {
+    const [err, value] = replies[index] ?? [new Error(`no reply ${index} in a transaction`), null];
+    if (err !== null) return { ok: false, error: sourceError(err) };
+    try {
+      return { ok: true, value: parse(value) };
+    } catch (thrown) {
+      return { ok: false, error: sourceError(toError(thrown)) };
+    }
+  }
+
+  /** Replies 0 and 1 of a transaction are EXISTS and XINFO STREAM of the key. */
+  private info(replies: PipelineReplies): SourceResult<StreamInfo | null> {
+    const exists = this.reply(replies, 0, (r) => parseInteger(r, 'exists') === 1);
+    if (!exists.ok) return exists;
+    // A missing key makes XINFO answer an error: there is nothing to parse, and nothing wrong.
+    if (!exists.value) return { ok: true, value: null };
+    return this.reply(replies, 1, parseXinfo);
   }
 
   /** Finds the keys that made a batched XREAD fail with WRONGTYPE and takes them out of reading. */
@@ -154,27 +174,26 @@ export class RedisStreamSource implements StreamSource {
     try {
       const pipeline = this.command.pipeline();
       for (const key of keys) pipeline.call('TYPE', [key]);
-      const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
+      const replies = (await pipeline.exec()) ?? [];
       const bad = keys.filter((_, i) => {
-        const type = replies[i]?.[1];
-        return typeof type === 'string' && type !== 'stream' && type !== 'none';
+        const type = this.reply(replies, i, parseTypeName);
+        return type.ok && type.value !== 'stream' && type.value !== 'none';
       });
       for (const stream of bad) {
         this.readerOf.delete(stream);
         this.options.listener.failed(stream, { code: 'source_wrong_type', retryable: false, message: 'the key is not a stream' });
       }
       return bad;
-    } catch (error) {
-      this.options.onError('type', error as Error);
+    } catch (thrown) {
+      this.options.onError('type', toError(thrown));
       return [];
     }
   };
 
   private newReader(): RedisBatchReader {
     const index = this.readers.length;
-    // A blocked XREAD must wait as long as it likes. It is not resent after a reconnect: the
-    // loop re-issues it with the same explicit ids once it knows the new CLIENT ID.
-    // A blocked XREAD answers within blockMs (nil on timeout), so silence well past it means the
+    // A blocked XREAD is not resent after a reconnect: the loop re-issues it with the same
+    // explicit ids once it knows the new CLIENT ID. It answers within blockMs (nil on timeout), so silence well past it means the
     // socket is dead: without this a half-open reader waits for TCP keepalive (many minutes)
     // while the command connection, and readiness, look fine.
     const connection = this.connect(`read${index}`, {
@@ -187,9 +206,9 @@ export class RedisStreamSource implements StreamSource {
       connection,
       unblock: async (clientId) => {
         try {
-          return (await this.command.call('CLIENT', ['UNBLOCK', clientId, 'TIMEOUT'])) === 1;
-        } catch (error) {
-          this.options.onError('unblock', error as Error);
+          return parseInteger(await this.command.call('CLIENT', ['UNBLOCK', clientId, 'TIMEOUT']), 'client unblock') === 1;
+        } catch (thrown) {
+          this.options.onError('unblock', toError(thrown));
           return false;
         }
       },
@@ -219,12 +238,5 @@ export class RedisStreamSource implements StreamSource {
       wasReady = true;
     });
     return connection;
-  }
-
-  private classify(error: Error): SourceError {
-    if (/WRONGTYPE/.test(error.message)) {
-      return { code: 'source_wrong_type', retryable: false, message: 'the key is not a stream' };
-    }
-    return { code: 'source_unavailable', retryable: true, message: error.message };
   }
 }

@@ -59,6 +59,17 @@ export function parseXread(reply: unknown): Array<[string, StreamEntry[]]> {
   });
 }
 
+/** A reply that must be an integer (CLIENT ID, EXISTS, CLIENT UNBLOCK). */
+export function parseInteger(reply: unknown, what: string): number {
+  if (typeof reply === 'number' && Number.isInteger(reply)) return reply;
+  throw new ReplyShapeError(`${what}: expected an integer`);
+}
+
+/** TYPE reply: `stream`, `string`, `none`, … */
+export function parseTypeName(reply: unknown): string {
+  return asString(reply, 'type');
+}
+
 /** XINFO STREAM reply (flat key/value list, Redis 7 fields; older servers lack some). */
 export function parseXinfo(reply: unknown): StreamInfo {
   const flat = asArray(reply, 'xinfo');
