@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import type { ChainableCommander, RedisOptions } from 'ioredis';
 import { backoffDelay } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
-import type { RangePage, SourceError, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
+import type { RangePage, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
 import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
 import { sourceError, toError } from './redisFailure.js';
