@@ -2,7 +2,9 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedis, tsxLoaderUrl } from '@streamgate/testkit';
+import { IoredisReaderRedis } from '../../apps/relay/src/redis/IoredisReaderRedis.js';
 import { RedisBatchReader } from '../../apps/relay/src/redis/RedisBatchReader.js';
+import { systemTimerClock } from '../../apps/relay/src/redis/TimerClock.js';
 import { cpuSeconds } from './procStats.js';
 
 // `node --conditions=streamgate-source --import tsx test/bench/readerBench.ts [streams] [events/s] [seconds]`:
@@ -40,8 +42,13 @@ if (process.env.READER_BENCH_WRITER === '1') {
   let measuring = false;
   const delays: number[] = [];
   const reader = new RedisBatchReader({
-    connection: new Redis(redis.url, { protocol: 2, maxRetriesPerRequest: null, autoResendUnfulfilledCommands: false }),
-    unblock: async (id) => (await cmd.call('CLIENT', ['UNBLOCK', id, 'TIMEOUT'])) === 1,
+    redis: new IoredisReaderRedis({
+      connection: new Redis(redis.url, { protocol: 2, maxRetriesPerRequest: null, autoResendUnfulfilledCommands: false }),
+      unblock: async (id) => (await cmd.call('CLIENT', ['UNBLOCK', id, 'TIMEOUT'])) === 1,
+      blockMs: 5_000,
+      count: 1_000,
+    }),
+    clock: systemTimerClock,
     onEntries: (_stream, e) => {
       entries += e.length;
       // The writer's XADD * ids carry Redis's clock in ms: the delay from write to read, to 1 ms.
@@ -49,8 +56,6 @@ if (process.env.READER_BENCH_WRITER === '1') {
       for (const entry of e) if (measuring) delays.push(now - Number(entry.id.slice(0, entry.id.indexOf('-'))));
     },
     onWrongType: () => Promise.resolve([]),
-    blockMs: 5_000,
-    count: 1_000,
     onError: (error) => process.stderr.write(`${error.message}\n`),
     onRead: () => reads++,
   });

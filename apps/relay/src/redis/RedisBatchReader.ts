@@ -1,23 +1,19 @@
-import type { Redis } from 'ioredis';
 import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
-import { parseXread } from './parseReplies.js';
-import { BatchXread } from './BatchXread.js';
+import { isWrongType, toError } from './redisFailure.js';
+import type { ReaderRedis, XreadBatch } from './ReaderRedis.js';
+import type { TimerClock } from './TimerClock.js';
 
 export interface BatchReaderOptions {
-  /** A connection of its own, created with `autoResendUnfulfilledCommands: false`. */
-  readonly connection: Redis;
-  /** Issues CLIENT UNBLOCK for this reader's connection; runs on another connection. */
-  readonly unblock: (clientId: number) => Promise<boolean>;
+  readonly redis: ReaderRedis;
+  readonly clock: TimerClock;
   readonly onEntries: (stream: StreamName, entries: readonly StreamEntry[]) => void;
   /**
    * The whole batch was refused because a key holds another type; returns the keys to drop
    * (after telling their subscribers). One bad key must not stop every stream on the reader.
    */
   readonly onWrongType: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
-  readonly blockMs: number;
-  readonly count: number;
   readonly onError: (error: Error) => void;
   readonly onRead: () => void;
 }
@@ -43,9 +39,9 @@ export function coalesceDelayMs(streams: number): number {
  */
 export class RedisBatchReader {
   private readonly cursors = new Map<StreamName, StreamId>();
-  /** The read, with the keys encoded once per change of the key set (`keysChanged`). */
-  private readonly xread: BatchXread;
+  /** The keys are handed to Redis (and encoded) again only when the set changed. */
   private keysChanged = true;
+  private keys: readonly StreamName[] = [];
   /** This connection's CLIENT ID; null until known, and again after every reconnect. */
   private clientId: number | null = null;
   private inFlight = false;
@@ -59,8 +55,7 @@ export class RedisBatchReader {
   private abortRead: ((error: Error) => void) | null = null;
 
   constructor(private readonly options: BatchReaderOptions) {
-    this.xread = new BatchXread(options.count, options.blockMs);
-    options.connection.on('close', () => {
+    options.redis.onClose(() => {
       this.clientId = null;
       this.abortRead?.(new Error('reader connection closed during XREAD'));
     });
@@ -72,7 +67,7 @@ export class RedisBatchReader {
   }
 
   get ready(): boolean {
-    return this.options.connection.status === 'ready';
+    return this.options.redis.ready;
   }
 
   add(stream: StreamName, after: StreamId): void {
@@ -90,7 +85,7 @@ export class RedisBatchReader {
   async close(): Promise<void> {
     this.running = false;
     this.idleWake?.();
-    this.options.connection.disconnect();
+    this.options.redis.disconnect();
     await Promise.resolve();
   }
 
@@ -112,8 +107,8 @@ export class RedisBatchReader {
     this.unblocking = true;
     try {
       for (let attempt = 0; attempt < 50 && this.inFlight && this.dirty && this.running; attempt++) {
-        if (this.clientId !== null && (await this.options.unblock(this.clientId))) return;
-        await new Promise((resolve) => setTimeout(resolve, 2));
+        if (this.clientId !== null && (await this.options.redis.unblock(this.clientId))) return;
+        await this.options.clock.sleep(2);
       }
     } finally {
       this.unblocking = false;
@@ -130,7 +125,7 @@ export class RedisBatchReader {
       let keys: readonly StreamName[] = [];
       try {
         // Learn the id before blocking: it is what CLIENT UNBLOCK needs to wake this read.
-        if (this.clientId === null) this.clientId = Number(await this.options.connection.call('CLIENT', ['ID']));
+        if (this.clientId === null) this.clientId = await this.options.redis.clientId();
         // The streams are taken only now, in the tick the read is sent: one added while CLIENT ID
         // was out would otherwise miss this read and wait out its whole block timeout.
         if (this.cursors.size === 0) continue;
@@ -138,38 +133,38 @@ export class RedisBatchReader {
         // With a thousand streams the read's own cost is in its arguments: the keys are encoded
         // again only when the set changed, in the map's order, which the ids below follow.
         if (this.keysChanged) {
-          this.xread.setKeys([...this.cursors.keys()]);
+          this.keys = [...this.cursors.keys()];
+          this.options.redis.setKeys(this.keys);
           this.keysChanged = false;
         }
-        keys = this.xread.streams;
+        keys = this.keys;
         this.inFlight = true;
         const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
-        const read = this.xread.send(this.options.connection, this.cursors.values());
-        const reply = await Promise.race([read, lost]);
+        const batches = await Promise.race([this.options.redis.read(this.cursors.values()), lost]);
         this.abortRead = null;
         this.inFlight = false;
         this.failures = 0;
         this.options.onRead();
-        const batches = parseXread(reply);
         this.deliver(batches);
-        if (batches.length > 0) await pause(coalesceDelayMs(keys.length));
-      } catch (error) {
+        if (batches.length > 0) await this.options.clock.sleep(coalesceDelayMs(keys.length));
+      } catch (thrown) {
         this.abortRead = null;
         this.inFlight = false;
         if (!this.running) return;
-        this.options.onError(error as Error);
-        if (error instanceof Error && /WRONGTYPE/.test(error.message)) {
+        const error = toError(thrown);
+        this.options.onError(error);
+        if (isWrongType(error)) {
           const dropped = await this.options.onWrongType(keys);
           for (const key of dropped) if (this.cursors.delete(key)) this.keysChanged = true;
           if (dropped.length > 0) continue;
         }
         this.failures++;
-        await new Promise((resolve) => setTimeout(resolve, backoffDelay(this.failures, 50, 5_000)));
+        await this.options.clock.sleep(backoffDelay(this.failures, 50, 5_000));
       }
     }
   }
 
-  private deliver(batches: Array<[string, StreamEntry[]]>): void {
+  private deliver(batches: readonly XreadBatch[]): void {
     for (const [stream, entries] of batches) {
       const last = entries[entries.length - 1];
       const current = this.cursors.get(stream);
@@ -178,15 +173,10 @@ export class RedisBatchReader {
       if (compareStreamIds(last.id, current) > 0) this.cursors.set(stream, last.id);
       try {
         this.options.onEntries(stream, entries);
-      } catch (error) {
+      } catch (thrown) {
         // The cursor has moved on: a throwing listener must be loud, never a silent gap.
-        this.options.onError(error as Error);
+        this.options.onError(toError(thrown));
       }
     }
   }
-}
-
-/** Below a millisecond a timer cannot wait less than one: yield to I/O instead. */
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => (ms >= 1 ? setTimeout(resolve, ms) : setImmediate(resolve)));
 }

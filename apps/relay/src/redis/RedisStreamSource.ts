@@ -3,7 +3,10 @@ import type { ChainableCommander, RedisOptions } from 'ioredis';
 import { backoffDelay } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { RangePage, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
+import { IoredisReaderRedis } from './IoredisReaderRedis.js';
+import { ReaderPool } from './ReaderPool.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
+import { systemTimerClock } from './TimerClock.js';
 import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
 import { sourceError, toError } from './redisFailure.js';
 
@@ -39,8 +42,7 @@ const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
  */
 export class RedisStreamSource implements StreamSource {
   private readonly command: Redis;
-  private readonly readers: RedisBatchReader[] = [];
-  private readonly readerOf = new Map<StreamName, RedisBatchReader>();
+  private readonly pool: ReaderPool<RedisBatchReader>;
   private readonly probeTimer: NodeJS.Timeout;
   private probeSentAt: number | null = null;
 
@@ -49,6 +51,7 @@ export class RedisStreamSource implements StreamSource {
     // data for this long is dead (half-open after a partition or a host loss) and is replaced.
     this.command = this.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
     this.command.on('error', (error: Error) => options.onError('connection', error));
+    this.pool = new ReaderPool(options.maxStreamsPerReader, (index) => this.newReader(index));
     this.probeTimer = setInterval(() => this.probe(), options.probeIntervalMs ?? 1_000);
     this.probeTimer.unref();
   }
@@ -59,7 +62,7 @@ export class RedisStreamSource implements StreamSource {
    */
   get healthy(): boolean {
     const stalled = this.probeSentAt !== null && Date.now() - this.probeSentAt > (this.options.probeTimeoutMs ?? 2_000);
-    return !stalled && this.command.status === 'ready' && this.readers.every((r) => r.ready);
+    return !stalled && this.command.status === 'ready' && this.pool.ready;
   }
 
   /** One PING at a time: a stalled server is not sent a pile of them. */
@@ -110,28 +113,20 @@ export class RedisStreamSource implements StreamSource {
   }
 
   watch(stream: StreamName, after: StreamId): void {
-    if (this.readerOf.has(stream)) return;
-    let reader = this.readers.find((r) => r.size < this.options.maxStreamsPerReader);
-    if (reader === undefined) {
-      reader = this.newReader();
-      this.readers.push(reader);
-    }
-    reader.add(stream, after);
-    this.readerOf.set(stream, reader);
+    this.pool.watch(stream, after);
   }
 
   unwatch(stream: StreamName): void {
-    this.readerOf.get(stream)?.remove(stream);
-    this.readerOf.delete(stream);
+    this.pool.unwatch(stream);
   }
 
   get connectionCount(): number {
-    return 1 + this.readers.length;
+    return 1 + this.pool.readerCount;
   }
 
   async close(): Promise<void> {
     clearInterval(this.probeTimer);
-    await Promise.all(this.readers.map((r) => r.close()));
+    await this.pool.close();
     this.command.disconnect();
   }
 
@@ -180,7 +175,7 @@ export class RedisStreamSource implements StreamSource {
         return type.ok && type.value !== 'stream' && type.value !== 'none';
       });
       for (const stream of bad) {
-        this.readerOf.delete(stream);
+        this.pool.forget(stream);
         this.options.listener.failed(stream, { code: 'source_wrong_type', retryable: false, message: 'the key is not a stream' });
       }
       return bad;
@@ -190,8 +185,7 @@ export class RedisStreamSource implements StreamSource {
     }
   };
 
-  private newReader(): RedisBatchReader {
-    const index = this.readers.length;
+  private newReader(index: number): RedisBatchReader {
     // A blocked XREAD is not resent after a reconnect: the loop re-issues it with the same
     // explicit ids once it knows the new CLIENT ID. It answers within blockMs (nil on timeout), so silence well past it means the
     // socket is dead: without this a half-open reader waits for TCP keepalive (many minutes)
@@ -202,7 +196,7 @@ export class RedisStreamSource implements StreamSource {
       socketTimeout: this.options.blockMs + Math.max(5_000, this.options.blockMs),
     });
     connection.on('error', (error: Error) => this.options.onError('connection', error));
-    return new RedisBatchReader({
+    const redis = new IoredisReaderRedis({
       connection,
       unblock: async (clientId) => {
         try {
@@ -212,10 +206,14 @@ export class RedisStreamSource implements StreamSource {
           return false;
         }
       },
-      onEntries: (stream, entries) => this.options.listener.entries(stream, entries),
-      onWrongType: this.dropWrongTypes,
       blockMs: this.options.blockMs,
       count: this.options.readCount,
+    });
+    return new RedisBatchReader({
+      redis,
+      clock: systemTimerClock,
+      onEntries: (stream, entries) => this.options.listener.entries(stream, entries),
+      onWrongType: this.dropWrongTypes,
       onError: (error) => this.options.onError('xread', error),
       onRead: () => this.options.onRead('xread'),
     });
