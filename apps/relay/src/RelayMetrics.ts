@@ -31,6 +31,11 @@ export class RelayMetrics {
     labelNames: ['connection'] as const,
     registers: [this.registry],
   });
+  readonly redisStreamsRecreated = new Counter({
+    name: 'streamgate_relay_redis_streams_recreated_total',
+    help: 'Watched stream keys found holding a new incarnation (deleted and recreated) and read again from their start',
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: 'streamgate_relay_auth_failures_total',
     help: 'Refused tokens by reason',

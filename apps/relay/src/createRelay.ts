@@ -80,6 +80,10 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         log.warn({ err: error, operation, target }, 'redis error');
       },
       onRead: (kind) => metrics.redisReads.inc({ kind }),
+      onRecreated: (stream) => {
+        metrics.redisStreamsRecreated.inc();
+        log.info({ stream, target }, 'stream recreated under its readers: read again from its start');
+      },
       onReconnect: (connection) => metrics.redisReconnects.inc({ connection }),
     });
     sources.push(source);

@@ -186,4 +186,24 @@ describe('RedisBatchReader scheduling', () => {
     expect(redis.reads.at(-1)?.keys).toEqual(['a', 'b']);
     await reader.close();
   });
+
+  it('restarts a stream at its start at once, dropping what a read sent from the old position returns for it', async () => {
+    const { redis, clock, reader, got } = harness();
+    // The new incarnation's first entries are below the old position: a read from there misses them.
+    redis.xadd('a', '1-1');
+    redis.xadd('a', '1-2');
+    reader.add('a', '2-0');
+    await settle();
+    expect(redis.blocked).toBe(true);
+    redis.missUnblocks(1);
+    expect(reader.restart('a')).toBe(true);
+    expect(reader.restart('nobody')).toBe(false);
+    expect(reader.cursor('a')).toBe('0-0');
+    // Before the wake lands, the old read returns an entry of the new incarnation: not delivered from there.
+    redis.xadd('a', '3-0');
+    await clock.advance(2);
+    expect(redis.reads.map((r) => r.ids)).toEqual([['2-0'], ['0-0'], ['3-0']]);
+    expect(got).toEqual([['a', ['1-1', '1-2', '3-0']]]);
+    await reader.close();
+  });
 });

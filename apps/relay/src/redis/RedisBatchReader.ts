@@ -1,4 +1,4 @@
-import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
+import { backoffDelay, compareStreamIds, STREAM_START } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
 import { isWrongType, toError } from './redisFailure.js';
@@ -42,6 +42,8 @@ export class RedisBatchReader {
   /** The keys are handed to Redis (and encoded) again only when the set changed. */
   private keysChanged = true;
   private keys: readonly StreamName[] = [];
+  /** Streams restarted while the read was out: what it returns for them is from a stale position. */
+  private readonly restartedDuringRead = new Set<StreamName>();
   /** This connection's CLIENT ID; null until known, and again after every reconnect. */
   private clientId: number | null = null;
   private inFlight = false;
@@ -75,6 +77,23 @@ export class RedisBatchReader {
     if (!this.cursors.has(stream)) this.keysChanged = true;
     this.cursors.set(stream, after);
     this.wake();
+  }
+
+  /** The position the next read of this stream starts after. */
+  cursor(stream: StreamName): StreamId | undefined {
+    return this.cursors.get(stream);
+  }
+
+  /**
+   * The key holds a new incarnation: read it again from its start, at once. A read already out
+   * was sent with the old position; its entries for this stream are dropped and read again.
+   */
+  restart(stream: StreamName): boolean {
+    if (!this.cursors.has(stream)) return false;
+    this.cursors.set(stream, STREAM_START);
+    if (this.inFlight) this.restartedDuringRead.add(stream);
+    this.wake();
+    return true;
   }
 
   remove(stream: StreamName): void {
@@ -138,6 +157,7 @@ export class RedisBatchReader {
           this.keysChanged = false;
         }
         keys = this.keys;
+        this.restartedDuringRead.clear();
         this.inFlight = true;
         const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
         const batches = await Promise.race([this.options.redis.read(this.cursors.values()), lost]);
@@ -168,8 +188,8 @@ export class RedisBatchReader {
     for (const [stream, entries] of batches) {
       const last = entries[entries.length - 1];
       const current = this.cursors.get(stream);
-      // A stream removed while the read was out is skipped.
-      if (last === undefined || current === undefined) continue;
+      // A stream removed or restarted while the read was out is skipped.
+      if (last === undefined || current === undefined || this.restartedDuringRead.has(stream)) continue;
       if (compareStreamIds(last.id, current) > 0) this.cursors.set(stream, last.id);
       try {
         this.options.onEntries(stream, entries);

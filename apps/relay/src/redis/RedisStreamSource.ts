@@ -7,7 +7,9 @@ import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import { ReaderPool } from './ReaderPool.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
 import { systemTimerClock } from './TimerClock.js';
-import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
+import { IncarnationTracker } from './IncarnationTracker.js';
+import type { CheckSnapshot, IncarnationProbe, KeySighting } from './IncarnationTracker.js';
+import { parseEntries, parseIncarnationMark, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
 import { sourceError, toError } from './redisFailure.js';
 
 export interface RedisSourceOptions {
@@ -20,7 +22,12 @@ export interface RedisSourceOptions {
   readonly maxStreamsPerReader: number;
   readonly listener: SourceListener;
   readonly onError: (operation: string, error: Error) => void;
-  readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo') => void;
+  /** `check`: one pipelined look at a group of watched keys for a new incarnation. */
+  readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo' | 'check') => void;
+  /** A watched key was found holding a new incarnation (and its subscribers were told). */
+  readonly onRecreated?: (stream: StreamName) => void;
+  /** Pause between two checks of up to 1,000 watched keys for a new incarnation. Default 1 000 ms. */
+  readonly recreationCheckIntervalMs?: number;
   /** A connection became ready again after losing its server. */
   readonly onReconnect?: (connection: 'command' | 'reader') => void;
   readonly connectionName: string;
@@ -43,6 +50,7 @@ const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
 export class RedisStreamSource implements StreamSource {
   private readonly command: Redis;
   private readonly pool: ReaderPool<RedisBatchReader>;
+  private readonly incarnations: IncarnationTracker;
   private readonly probeTimer: NodeJS.Timeout;
   private probeSentAt: number | null = null;
 
@@ -52,6 +60,15 @@ export class RedisStreamSource implements StreamSource {
     this.command = this.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
     this.command.on('error', (error: Error) => options.onError('connection', error));
     this.pool = new ReaderPool(options.maxStreamsPerReader, (index) => this.newReader(index));
+    this.incarnations = new IncarnationTracker({
+      probe: this.probeIncarnations,
+      clock: systemTimerClock,
+      cursorOf: (stream) => this.pool.reader(stream)?.cursor(stream),
+      onNewIncarnation: (stream) => this.restart(stream),
+      onError: (error) => options.onError('check', error),
+      onCheck: () => options.onRead('check'),
+      ...(options.recreationCheckIntervalMs === undefined ? {} : { intervalMs: options.recreationCheckIntervalMs }),
+    });
     this.probeTimer = setInterval(() => this.probe(), options.probeIntervalMs ?? 1_000);
     this.probeTimer.unref();
   }
@@ -79,6 +96,7 @@ export class RedisStreamSource implements StreamSource {
   }
 
   async inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
+    const snapshot = this.incarnations.snapshot(stream);
     const replies = await this.transaction((tx) => {
       tx.call('EXISTS', [stream]);
       tx.call('XINFO', ['STREAM', stream]);
@@ -86,7 +104,7 @@ export class RedisStreamSource implements StreamSource {
     });
     if (!replies.ok) return replies;
     this.options.onRead('xinfo');
-    const info = this.info(replies.value);
+    const info = this.info(replies.value, stream, snapshot);
     if (!info.ok) return info;
     if (probe === undefined) return { ok: true, value: { info: info.value, probeExists: false } };
     const probeExists = this.reply(replies.value, 2, (r) => parseEntries(r).length > 0);
@@ -95,6 +113,7 @@ export class RedisStreamSource implements StreamSource {
   }
 
   async range(stream: StreamName, after: StreamId, count: number): Promise<SourceResult<RangePage>> {
+    const snapshot = this.incarnations.snapshot(stream);
     const replies = await this.transaction((tx) => {
       tx.call('EXISTS', [stream]);
       tx.call('XINFO', ['STREAM', stream]);
@@ -103,7 +122,7 @@ export class RedisStreamSource implements StreamSource {
     });
     if (!replies.ok) return replies;
     this.options.onRead('xrange');
-    const info = this.info(replies.value);
+    const info = this.info(replies.value, stream, snapshot);
     if (!info.ok) return info;
     const afterExists = this.reply(replies.value, 2, (r) => parseEntries(r).length > 0);
     if (!afterExists.ok) return afterExists;
@@ -114,9 +133,11 @@ export class RedisStreamSource implements StreamSource {
 
   watch(stream: StreamName, after: StreamId): void {
     this.pool.watch(stream, after);
+    this.incarnations.track(stream);
   }
 
   unwatch(stream: StreamName): void {
+    this.incarnations.untrack(stream);
     this.pool.unwatch(stream);
   }
 
@@ -126,6 +147,7 @@ export class RedisStreamSource implements StreamSource {
 
   async close(): Promise<void> {
     clearInterval(this.probeTimer);
+    this.incarnations.close();
     await this.pool.close();
     this.command.disconnect();
   }
@@ -155,13 +177,50 @@ export class RedisStreamSource implements StreamSource {
     }
   }
 
-  /** Replies 0 and 1 of a transaction are EXISTS and XINFO STREAM of the key. */
-  private info(replies: PipelineReplies): SourceResult<StreamInfo | null> {
+  /**
+   * Replies 0 and 1 of a transaction are EXISTS and XINFO STREAM of the key. For a watched key
+   * they are also a sighting of its incarnation: a resume after a key was recreated shows it
+   * before any periodic check would.
+   */
+  private info(replies: PipelineReplies, stream: StreamName, snapshot: CheckSnapshot | undefined): SourceResult<StreamInfo | null> {
     const exists = this.reply(replies, 0, (r) => parseInteger(r, 'exists') === 1);
     if (!exists.ok) return exists;
     // A missing key makes XINFO answer an error: there is nothing to parse, and nothing wrong.
-    if (!exists.value) return { ok: true, value: null };
-    return this.reply(replies, 1, parseXinfo);
+    const info = exists.value ? this.reply(replies, 1, parseXinfo) : { ok: true as const, value: null };
+    if (info.ok && snapshot !== undefined) {
+      // entries-added is left out: parseXinfo stands the length in for it on servers without it.
+      const sighting: KeySighting = info.value === null ? { exists: false } : { exists: true, lastGeneratedId: info.value.lastGeneratedId, entriesAdded: null };
+      this.incarnations.observe(stream, snapshot, sighting);
+    }
+    return info;
+  }
+
+  /**
+   * One pipeline of EXISTS + XINFO STREAM per key. A key whose reply is an error (it holds
+   * another type: the reader reports that; or it was deleted between the two) is not judged
+   * this time round.
+   */
+  private readonly probeIncarnations: IncarnationProbe = async (keys) => {
+    const pipeline = this.command.pipeline();
+    for (const key of keys) {
+      pipeline.call('EXISTS', [key]);
+      pipeline.call('XINFO', ['STREAM', key]);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    return keys.map((_, i): KeySighting | null => {
+      const exists = this.reply(replies, 2 * i, (r) => parseInteger(r, 'exists') === 1);
+      if (!exists.ok) return null;
+      if (!exists.value) return { exists: false };
+      const mark = this.reply(replies, 2 * i + 1, parseIncarnationMark);
+      return mark.ok ? { exists: true, ...mark.value } : null;
+    });
+  };
+
+  /** The key holds a new incarnation: its reader starts it over, then its subscribers are told. */
+  private restart(stream: StreamName): void {
+    if (this.pool.reader(stream)?.restart(stream) !== true) return;
+    this.options.onRecreated?.(stream);
+    this.options.listener.reset(stream);
   }
 
   /** Finds the keys that made a batched XREAD fail with WRONGTYPE and takes them out of reading. */
@@ -176,6 +235,7 @@ export class RedisStreamSource implements StreamSource {
       });
       for (const stream of bad) {
         this.pool.forget(stream);
+        this.incarnations.untrack(stream);
         this.options.listener.failed(stream, { code: 'source_wrong_type', retryable: false, message: 'the key is not a stream' });
       }
       return bad;

@@ -70,19 +70,25 @@ export function parseTypeName(reply: unknown): string {
   return asString(reply, 'type');
 }
 
-/** XINFO STREAM reply (flat key/value list, Redis 7 fields; older servers lack some). */
-export function parseXinfo(reply: unknown): StreamInfo {
+function xinfoFields(reply: unknown): Map<string, unknown> {
   const flat = asArray(reply, 'xinfo');
   const map = new Map<string, unknown>();
   for (let i = 0; i + 1 < flat.length; i += 2) map.set(asString(flat[i], 'xinfo key'), flat[i + 1]);
-  const num = (key: string, fallback: number): number => {
-    const v = map.get(key);
-    if (v === undefined) return fallback;
-    const n = typeof v === 'number' ? v : Number(asString(v, key));
-    if (!Number.isFinite(n)) throw new ReplyShapeError(`${key}: not a number`);
-    return n;
-  };
-  const length = num('length', 0);
+  return map;
+}
+
+function xinfoNumber(map: ReadonlyMap<string, unknown>, key: string): number | null {
+  const v = map.get(key);
+  if (v === undefined) return null;
+  const n = typeof v === 'number' ? v : Number(asString(v, key));
+  if (!Number.isFinite(n)) throw new ReplyShapeError(`${key}: not a number`);
+  return n;
+}
+
+/** XINFO STREAM reply (flat key/value list, Redis 7 fields; older servers lack some). */
+export function parseXinfo(reply: unknown): StreamInfo {
+  const map = xinfoFields(reply);
+  const length = xinfoNumber(map, 'length') ?? 0;
   const first = map.get('first-entry');
   const firstEntryId = first === null || first === undefined ? null : asId(asArray(first, 'first-entry')[0], 'first-entry id');
   return {
@@ -90,7 +96,19 @@ export function parseXinfo(reply: unknown): StreamInfo {
     firstEntryId,
     length,
     // Before Redis 7 these are unknown; assuming nothing was removed makes old ids read as `reset`.
-    entriesAdded: num('entries-added', length),
+    entriesAdded: xinfoNumber(map, 'entries-added') ?? length,
     maxDeletedEntryId: map.has('max-deleted-entry-id') ? asId(map.get('max-deleted-entry-id'), 'max-deleted-entry-id') : STREAM_START,
   };
+}
+
+/** What tells one incarnation of a key from the next: its last id and (Redis 7+) how many entries it ever had. */
+export interface IncarnationMark {
+  readonly lastGeneratedId: StreamId;
+  /** Null before Redis 7, which does not count: a falling length is trimming, not a new key. */
+  readonly entriesAdded: number | null;
+}
+
+export function parseIncarnationMark(xinfoReply: unknown): IncarnationMark {
+  const map = xinfoFields(xinfoReply);
+  return { lastGeneratedId: asId(map.get('last-generated-id'), 'last-generated-id'), entriesAdded: xinfoNumber(map, 'entries-added') };
 }

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import { IncarnationTracker } from './IncarnationTracker.js';
+import type { KeySighting } from './IncarnationTracker.js';
+import { ManualClock, settle } from './testing/ManualClock.js';
+
+/** A keyspace the test edits, and the reader positions the tracker compares it with. */
+function harness(groupSize = 1_000) {
+  const keys = new Map<StreamName, KeySighting>();
+  const cursors = new Map<StreamName, StreamId>();
+  const checked: Array<readonly StreamName[]> = [];
+  const recreated: StreamName[] = [];
+  let hold: Promise<void> | null = null;
+  const clock = new ManualClock();
+  const tracker = new IncarnationTracker({
+    probe: async (asked) => {
+      checked.push(asked);
+      const answer = asked.map((k) => keys.get(k) ?? { exists: false as const });
+      if (hold !== null) await hold;
+      return answer;
+    },
+    clock,
+    cursorOf: (s) => cursors.get(s),
+    onNewIncarnation: (s) => {
+      recreated.push(s);
+      cursors.set(s, '0-0');
+    },
+    onError: () => undefined,
+    onCheck: () => undefined,
+    groupSize,
+  });
+  const watch = (s: StreamName, at: StreamId): void => {
+    cursors.set(s, at);
+    tracker.track(s);
+  };
+  const stream = (lastGeneratedId: StreamId, entriesAdded: number | null): KeySighting => ({ exists: true, lastGeneratedId, entriesAdded });
+  const holdProbe = (): (() => void) => {
+    let release: () => void = () => undefined;
+    hold = new Promise((resolve) => (release = resolve));
+    return () => {
+      hold = null;
+      release();
+    };
+  };
+  return { keys, cursors, checked, recreated, tracker, clock, watch, stream, holdProbe };
+}
+
+describe('IncarnationTracker', () => {
+  it('sees ids going below the read position as a new incarnation, once', async () => {
+    const h = harness();
+    h.watch('a', '1700000000000-5');
+    h.keys.set('a', h.stream('1700000000000-5', 6));
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual([]);
+    h.keys.set('a', h.stream('1-3', 3));
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual(['a']);
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual(['a']);
+    h.tracker.close();
+  });
+
+  it('sees entries-added falling as a new incarnation even when the new ids are higher', async () => {
+    const h = harness();
+    h.watch('a', '10-0');
+    h.keys.set('a', h.stream('10-0', 10));
+    await h.tracker.checkNext();
+    h.keys.set('a', h.stream('20-0', 4));
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual(['a']);
+    h.tracker.close();
+  });
+
+  it('does not take a shrinking length for a new key on a server that does not count entries-added', async () => {
+    const h = harness();
+    h.watch('a', '10-0');
+    h.keys.set('a', h.stream('10-0', null));
+    await h.tracker.checkNext();
+    h.keys.set('a', h.stream('11-0', null));
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual([]);
+    h.tracker.close();
+  });
+
+  it('sees a key that vanished and came back as a new incarnation, but not the first creation of a key that never existed', async () => {
+    const h = harness();
+    h.watch('gone', '5-0');
+    h.watch('unborn', '0-0');
+    h.keys.set('gone', h.stream('5-0', 5));
+    await h.tracker.checkNext();
+    h.keys.delete('gone');
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual([]);
+    h.keys.set('gone', h.stream('1700000000000-0', 1));
+    h.keys.set('unborn', h.stream('1700000000000-0', 1));
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual(['gone']);
+    h.tracker.close();
+  });
+
+  it('judges a check against the position when it was sent: a reader that moved on, or a key restarted meanwhile, is no evidence', async () => {
+    const h = harness();
+    h.watch('a', '5-0');
+    h.keys.set('a', h.stream('5-0', 5));
+    const release = h.holdProbe();
+    const check = h.tracker.checkNext();
+    await settle();
+    // Entries written after the check ran were read before its reply came back.
+    h.cursors.set('a', '7-0');
+    release();
+    await check;
+    expect(h.recreated).toEqual([]);
+    // A sighting taken before a restart is about the old incarnation.
+    h.keys.set('a', h.stream('1-1', 1));
+    const before = h.tracker.snapshot('a');
+    await h.tracker.checkNext();
+    expect(h.recreated).toEqual(['a']);
+    if (before === undefined) throw new Error('watched key without a snapshot');
+    h.tracker.observe('a', before, h.stream('1-1', 1));
+    expect(h.recreated).toEqual(['a']);
+    h.tracker.close();
+  });
+
+  it('checks at most one group per interval, goes round every key, and puts keys seen missing first (up to half a group)', async () => {
+    const h = harness(1_000);
+    for (let i = 0; i < 2_500; i++) {
+      h.watch(`s${i}`, '1-0');
+      h.keys.set(`s${i}`, h.stream('1-0', 1));
+    }
+    await h.clock.advance(999);
+    expect(h.checked).toHaveLength(0);
+    await h.clock.advance(1);
+    await h.clock.advance(1_000);
+    await h.clock.advance(1_000);
+    expect(h.checked.map((c) => c.length)).toEqual([1_000, 1_000, 1_000]);
+    // Three checks covered all 2,500 keys (the third wrapped round to the start).
+    expect(new Set(h.checked.flat()).size).toBe(2_500);
+    for (let i = 0; i < 800; i++) h.keys.delete(`s${i}`);
+    await h.clock.advance(1_000); // sees s500..s1499 (s500..s799 missing)
+    await h.clock.advance(1_000);
+    const last = h.checked.at(-1) ?? [];
+    expect(last).toHaveLength(1_000);
+    expect(last.slice(0, 300)).toEqual(Array.from({ length: 300 }, (_, i) => `s${500 + i}`));
+    h.tracker.close();
+    await h.clock.advance(5_000);
+    expect(h.checked).toHaveLength(5);
+  });
+});

@@ -1,0 +1,160 @@
+import { compareStreamIds, STREAM_START } from '@streamgate/protocol';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { IncarnationMark } from './parseReplies.js';
+import type { TimerClock } from './TimerClock.js';
+import { toError } from './redisFailure.js';
+
+/** What one check of a key found: missing, or present with its mark; null when the check failed for it. */
+export type KeySighting = { readonly exists: false } | ({ readonly exists: true } & IncarnationMark);
+
+/** Checks keys on the command connection: one pipelined EXISTS + XINFO STREAM per key. */
+export type IncarnationProbe = (keys: readonly StreamName[]) => Promise<ReadonlyArray<KeySighting | null>>;
+
+/** Taken when a check is sent; a reply whose snapshot is stale (the key was restarted since) is ignored. */
+export interface CheckSnapshot {
+  readonly cursor: StreamId;
+  readonly epoch: number;
+}
+
+export interface IncarnationTrackerOptions {
+  readonly probe: IncarnationProbe;
+  readonly clock: TimerClock;
+  /** The reader's position for a watched key. */
+  readonly cursorOf: (stream: StreamName) => StreamId | undefined;
+  /** A new incarnation was seen: move the read position to its start and tell the listener. */
+  readonly onNewIncarnation: (stream: StreamName) => void;
+  readonly onError: (error: Error) => void;
+  readonly onCheck: (keys: number) => void;
+  /** Pause between two checks. Default 1 000 ms. */
+  readonly intervalMs?: number;
+  /** Keys per check (one pipeline). Default 1 000. */
+  readonly groupSize?: number;
+}
+
+interface KeyState {
+  /** The key was seen present, or the reader had a position in it. */
+  existed: boolean;
+  /** Seen missing after it existed: the next sighting of it present is a new incarnation. */
+  vanished: boolean;
+  entriesAdded: number | null;
+  epoch: number;
+}
+
+/**
+ * Notices that a watched key holds a new incarnation. A reader positioned above the new, lower
+ * ids reads nothing from it, so nothing in the live reads shows it: the key has to be looked at.
+ * Every `intervalMs` one pipelined check of `groupSize` keys (EXISTS + XINFO STREAM each) goes
+ * round the watched keys (keys seen missing take up to half of each group), so Redis sees at most `groupSize` checks per
+ * interval whatever the number of streams, and each key is looked at within
+ * ceil(keys / groupSize) intervals (twice that while many keys are missing). Other reads that return a key's metadata (a resume's inspect,
+ * a catch-up page) are sightings too and act at once.
+ */
+export class IncarnationTracker {
+  private readonly states = new Map<StreamName, KeyState>();
+  private order: IterableIterator<StreamName> = this.states.keys();
+  private running = true;
+  private readonly stopped: Promise<void>;
+  private wakeStop: () => void = () => undefined;
+
+  constructor(private readonly options: IncarnationTrackerOptions) {
+    this.stopped = new Promise((resolve) => (this.wakeStop = resolve));
+    void this.loop();
+  }
+
+  track(stream: StreamName): void {
+    if (this.states.has(stream)) return;
+    const cursor = this.options.cursorOf(stream) ?? STREAM_START;
+    this.states.set(stream, { existed: compareStreamIds(cursor, STREAM_START) > 0, vanished: false, entriesAdded: null, epoch: 0 });
+  }
+
+  untrack(stream: StreamName): void {
+    this.states.delete(stream);
+  }
+
+  /** Call before sending a read whose reply will be a sighting; undefined for a key not watched. */
+  snapshot(stream: StreamName): CheckSnapshot | undefined {
+    const state = this.states.get(stream);
+    const cursor = this.options.cursorOf(stream);
+    if (state === undefined || cursor === undefined) return undefined;
+    return { cursor, epoch: state.epoch };
+  }
+
+  /** What a read of the key found, against the reader's position when it was sent. */
+  observe(stream: StreamName, snapshot: CheckSnapshot, sighting: KeySighting): void {
+    const state = this.states.get(stream);
+    if (state === undefined || state.epoch !== snapshot.epoch) return;
+    if (!sighting.exists) {
+      if (state.existed) state.vanished = true;
+      return;
+    }
+    // In one incarnation the last id never falls below an id read from it, and entries-added
+    // never falls; the read position was at most the last id when the check was sent.
+    const recreated =
+      state.vanished ||
+      compareStreamIds(sighting.lastGeneratedId, snapshot.cursor) < 0 ||
+      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded);
+    state.existed = true;
+    state.vanished = false;
+    if (sighting.entriesAdded !== null) state.entriesAdded = sighting.entriesAdded;
+    if (!recreated) return;
+    state.epoch++;
+    this.options.onNewIncarnation(stream);
+  }
+
+  /** One check of the next group of keys. */
+  async checkNext(): Promise<void> {
+    const keys = this.nextGroup();
+    if (keys.length === 0) return;
+    const snapshots = keys.map((k) => this.snapshot(k));
+    this.options.onCheck(keys.length);
+    let sightings: ReadonlyArray<KeySighting | null>;
+    try {
+      sightings = await this.options.probe(keys);
+    } catch (thrown) {
+      this.options.onError(toError(thrown));
+      return;
+    }
+    keys.forEach((key, i) => {
+      const sighting = sightings[i];
+      const snapshot = snapshots[i];
+      if (sighting !== null && sighting !== undefined && snapshot !== undefined) this.observe(key, snapshot, sighting);
+    });
+  }
+
+  close(): void {
+    this.running = false;
+    this.wakeStop();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      await Promise.race([this.options.clock.sleep(this.options.intervalMs ?? 1_000), this.stopped]);
+      if (this.running) await this.checkNext();
+    }
+  }
+
+  /**
+   * Keys seen missing first (they are the ones about to come back), up to half the group so
+   * that many deleted keys cannot starve the others, then round the rest.
+   */
+  private nextGroup(): StreamName[] {
+    const size = this.options.groupSize ?? 1_000;
+    const group = new Set<StreamName>();
+    for (const [key, state] of this.states) {
+      if (group.size >= Math.ceil(size / 2)) break;
+      if (state.vanished) group.add(key);
+    }
+    let wrapped = false;
+    while (group.size < Math.min(size, this.states.size)) {
+      const next = this.order.next();
+      if (next.done === true) {
+        if (wrapped) break;
+        wrapped = true;
+        this.order = this.states.keys();
+        continue;
+      }
+      group.add(next.value);
+    }
+    return [...group];
+  }
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { useFleet } from './support/startFleet.js';
+import { openFrameLog } from './support/frameLog.js';
+import type { FrameLog, WireFrame } from './support/frameLog.js';
+
+const getFleet = useFleet({ relays: 1 });
+
+/** The frames about one stream or subscription, without `live` (its place is not the point here). */
+const about = (log: FrameLog, stream: string, sid: string): WireFrame[] =>
+  log.frames.filter((f) => (f.stream === stream || f.sid === sid) && f.op !== 'live');
+
+const eventIds = (frames: readonly WireFrame[]): string[] => frames.filter((f) => f.op === 'event').map((f) => f.id ?? '?');
+
+describe('a stream deleted and recreated under a live subscription', () => {
+  it('tells the live subscriber with stream_reset, then delivers every entry of the new incarnation once, in order; a resuming one gets reset and all of them', async () => {
+    const fleet = getFleet();
+    const relay = fleet.relays[0];
+    if (relay === undefined) throw new Error('no relay');
+    const stream = 'recreated';
+    const key = `demo:${stream}`;
+    const redis = fleet.redis.client();
+    const token = async (user: string): Promise<string> => (await fleet.trpc.demo.token.query({ stream, user })).token;
+
+    const live = await openFrameLog(relay.url);
+    const resuming = await openFrameLog(relay.url);
+    try {
+      live.send({ op: 'subscribe', sid: 'live', token: await token('alice') });
+      await live.until((fs) => fs.some((f) => f.op === 'live' && f.sid === 'live'), 'live subscriber never went live');
+      const old: string[] = [];
+      for (let i = 0; i < 3; i++) old.push(String(await redis.xadd(key, '*', 'data', JSON.stringify({ old: i }))));
+      await live.until((fs) => eventIds(fs).length === 3, 'live subscriber never got the old incarnation');
+      const lastOld = old[2] ?? '';
+
+      // The new incarnation restarts its ids far below the old ones.
+      await redis.del(key);
+      for (const id of ['1-1', '1-2', '1-3']) await redis.xadd(key, id, 'data', JSON.stringify({ id }));
+      resuming.send({ op: 'subscribe', sid: 'resuming', token: await token('bob'), from: lastOld });
+      await resuming.until((fs) => eventIds(fs).length >= 3, 'resuming subscriber never got the entries written before it came');
+      await redis.xadd(key, '1-4', 'data', JSON.stringify({ id: '1-4' }));
+      const later: string[] = [];
+      for (let i = 0; i < 3; i++) later.push(String(await redis.xadd(key, '*', 'data', JSON.stringify({ later: i }))));
+      const incarnation = ['1-1', '1-2', '1-3', '1-4', ...later];
+
+      const done = (log: FrameLog, sid: string) => (): boolean => eventIds(about(log, stream, sid)).includes(later[2] ?? '');
+      await live.until(done(live, 'live'), 'live subscriber never got the end of the new incarnation');
+      await resuming.until(done(resuming, 'resuming'), 'resuming subscriber never got the end of the new incarnation');
+
+      const liveFrames = about(live, stream, 'live');
+      expect(liveFrames.map((f) => f.op)).toEqual(['subscribed', 'event', 'event', 'event', 'stream_reset', ...incarnation.map(() => 'event')]);
+      expect(liveFrames.find((f) => f.op === 'stream_reset')).toEqual({ op: 'stream_reset', stream, position: '0-0' });
+      expect(eventIds(liveFrames)).toEqual([...old, ...incarnation]);
+
+      const resumingFrames = about(resuming, stream, 'resuming');
+      expect(resumingFrames[0]).toMatchObject({ op: 'subscribed', sid: 'resuming', recovery: 'reset', position: '0-0' });
+      expect(resumingFrames.slice(1).map((f) => f.op)).toEqual(incarnation.map(() => 'event'));
+      expect(eventIds(resumingFrames)).toEqual(incarnation);
+    } finally {
+      live.close();
+      resuming.close();
+    }
+  });
+});
