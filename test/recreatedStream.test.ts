@@ -41,16 +41,16 @@ describe('a stream deleted and recreated under a live subscription', () => {
       for (let i = 0; i < 3; i++) later.push(String(await redis.xadd(key, '*', 'data', JSON.stringify({ later: i }))));
       const incarnation = ['1-1', '1-2', '1-3', '1-4', ...later];
 
-      const done = (log: FrameLog, sid: string) => (): boolean => eventIds(about(log, stream, sid)).includes(later[2] ?? '');
+      const done = (log: FrameLog, sid: string) => (): boolean => eventIds(about(log, key, sid)).includes(later[2] ?? '');
       await live.until(done(live, 'live'), 'live subscriber never got the end of the new incarnation');
       await resuming.until(done(resuming, 'resuming'), 'resuming subscriber never got the end of the new incarnation');
 
-      const liveFrames = about(live, stream, 'live');
+      const liveFrames = about(live, key, 'live');
       expect(liveFrames.map((f) => f.op)).toEqual(['subscribed', 'event', 'event', 'event', 'stream_reset', ...incarnation.map(() => 'event')]);
-      expect(liveFrames.find((f) => f.op === 'stream_reset')).toEqual({ op: 'stream_reset', stream, position: '0-0' });
+      expect(liveFrames.find((f) => f.op === 'stream_reset')).toEqual({ op: 'stream_reset', stream: key, position: '0-0' });
       expect(eventIds(liveFrames)).toEqual([...old, ...incarnation]);
 
-      const resumingFrames = about(resuming, stream, 'resuming');
+      const resumingFrames = about(resuming, key, 'resuming');
       expect(resumingFrames[0]).toMatchObject({ op: 'subscribed', sid: 'resuming', recovery: 'reset', position: '0-0' });
       expect(resumingFrames.slice(1).map((f) => f.op)).toEqual(incarnation.map(() => 'event'));
       expect(eventIds(resumingFrames)).toEqual(incarnation);

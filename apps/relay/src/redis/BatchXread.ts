@@ -58,12 +58,13 @@ function bulk(s: string): string {
 
 /**
  * An XREAD whose bytes are already encoded. Named `XREAD` in upper case like `call('XREAD', …)`
- * made it, so ioredis applies no reply transformer and no client-side blocking timeout to it,
- * exactly as before; replies come back as strings (utf8), as `call` asked.
+ * made it, so ioredis applies no reply transformer and no client-side blocking timeout to it.
+ * Replies come back as Buffers, undecoded: parseEntries checks the relayed value is UTF-8 before
+ * decoding it, which ioredis's own decoding would have done lossily.
  */
 class EncodedCommand extends Command {
   constructor(private readonly payload: Buffer) {
-    super('XREAD', [], { replyEncoding: 'utf8' });
+    super('XREAD', [], { replyEncoding: null });
   }
 
   override toWritable(): Buffer {

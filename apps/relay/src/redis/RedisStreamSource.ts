@@ -118,7 +118,8 @@ export class RedisStreamSource implements StreamSource {
       tx.call('EXISTS', [stream]);
       tx.call('XINFO', ['STREAM', stream]);
       tx.call('XRANGE', [stream, after, after, 'COUNT', 1]);
-      tx.call('XRANGE', [stream, `(${after}`, '+', 'COUNT', count]);
+      // As bytes: parseEntries checks the relayed values are UTF-8 before decoding them.
+      tx.callBuffer('XRANGE', [stream, `(${after}`, '+', 'COUNT', count]);
     });
     if (!replies.ok) return replies;
     this.options.onRead('xrange');

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { isStreamId, STREAM_START } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
 import type { StreamEntry, StreamInfo } from '../core/StreamSource.js';
@@ -37,6 +38,15 @@ function asId(value: unknown, what: string): StreamId {
   return s;
 }
 
+export const DATA_NOT_UTF8 = 'field "data" is not valid UTF-8';
+
+/**
+ * Entries of an XRANGE or XREAD reply. Read as bytes (Buffers), the relayed value (the first
+ * `data` field) is checked to be valid UTF-8 before it is decoded: decoding replaces bad bytes
+ * with U+FFFD, and the client would get a different payload than the one stored, with no sign of
+ * it. Other fields are not relayed, so binary in them is nobody's problem here. Strings (a reply
+ * that was decoded already) cannot be checked.
+ */
 export function parseEntries(reply: unknown): StreamEntry[] {
   const raw = asArray(reply, 'entries');
   const entries: StreamEntry[] = new Array<StreamEntry>(raw.length);
@@ -44,8 +54,18 @@ export function parseEntries(reply: unknown): StreamEntry[] {
     const pair = asArray(raw[i], 'entry');
     const rawFields = asArray(pair[1] ?? [], 'entry fields');
     const fields: string[] = new Array<string>(rawFields.length);
-    for (let j = 0; j < rawFields.length; j++) fields[j] = asString(rawFields[j], 'field');
-    entries[i] = { id: asId(pair[0], 'entry id'), fields };
+    let dataSeen = false;
+    let malformed: string | undefined;
+    for (let j = 0; j < rawFields.length; j++) {
+      const value = rawFields[j];
+      if (!dataSeen && j % 2 === 1 && fields[j - 1] === 'data') {
+        dataSeen = true;
+        if (Buffer.isBuffer(value) && !isUtf8(value)) malformed = DATA_NOT_UTF8;
+      }
+      fields[j] = asString(value, 'field');
+    }
+    const id = asId(pair[0], 'entry id');
+    entries[i] = malformed === undefined ? { id, fields } : { id, fields, malformed };
   }
   return entries;
 }
