@@ -199,9 +199,11 @@ export class RedisStreamSource implements StreamSource {
   /**
    * One pipeline of EXISTS + XINFO STREAM per key. A key whose reply is an error (it holds
    * another type: the reader reports that; or it was deleted between the two) is not judged
-   * this time round.
+   * this time round; nor is any while the command connection is down.
    */
   private readonly probeIncarnations: IncarnationProbe = async (keys) => {
+    // While Redis is away the checks would only queue up behind the reconnect; the next round looks.
+    if (this.command.status !== 'ready') return keys.map(() => null);
     const pipeline = this.command.pipeline();
     for (const key of keys) {
       pipeline.call('EXISTS', [key]);
