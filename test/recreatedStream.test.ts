@@ -46,7 +46,14 @@ describe('a stream deleted and recreated under a live subscription', () => {
       await resuming.until(done(resuming, 'resuming'), 'resuming subscriber never got the end of the new incarnation');
 
       const liveFrames = about(live, key, 'live');
-      expect(liveFrames.map((f) => f.op)).toEqual(['subscribed', 'event', 'event', 'event', 'stream_reset', ...incarnation.map(() => 'event')]);
+      expect(liveFrames.map((f) => f.op)).toEqual([
+        'subscribed',
+        'event',
+        'event',
+        'event',
+        'stream_reset',
+        ...incarnation.map(() => 'event'),
+      ]);
       expect(liveFrames.find((f) => f.op === 'stream_reset')).toEqual({ op: 'stream_reset', stream: key, position: '0-0' });
       expect(eventIds(liveFrames)).toEqual([...old, ...incarnation]);
 

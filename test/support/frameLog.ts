@@ -64,7 +64,9 @@ export async function openFrameLog(url: string): Promise<FrameLog> {
   return {
     frames,
     send: (frame) => ws.send(JSON.stringify(frame)),
-    until: (done, message, timeoutMs = 15_000) => waitFor(() => done(frames), { timeoutMs, message }),
+    until: async (done, message, timeoutMs = 15_000) => {
+      await waitFor(() => done(frames), { timeoutMs, message });
+    },
     close: () => ws.close(),
   };
 }

@@ -11,7 +11,14 @@ describe('ReaderPool', () => {
     const pool = new ReaderPool(1_000, () => {
       const redis = new FakeReaderRedis();
       fakes.push(redis);
-      return new RedisBatchReader({ redis, clock, onEntries: () => undefined, onWrongType: () => Promise.resolve([]), onError: () => undefined, onRead: () => undefined });
+      return new RedisBatchReader({
+        redis,
+        clock,
+        onEntries: () => undefined,
+        onWrongType: () => Promise.resolve([]),
+        onError: () => undefined,
+        onRead: () => undefined,
+      });
     });
     for (let i = 0; i < 2_500; i++) pool.watch(`s${i}`, '0-0');
     pool.watch('s0', '9-9'); // already watched: no second place, no new cursor

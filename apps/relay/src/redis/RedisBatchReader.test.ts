@@ -53,7 +53,10 @@ describe('RedisBatchReader scheduling', () => {
     expect(redis.unblockCalls).toBe(1);
     expect(redis.reads.map((r) => [r.keys, r.ids])).toEqual([
       [['a'], ['0-0']],
-      [['a', 'b'], ['0-0', '5-0']],
+      [
+        ['a', 'b'],
+        ['0-0', '5-0'],
+      ],
     ]);
     // A burst of joins while one unblock is out restarts the read once more, not once per join.
     reader.add('c', '0-0');
@@ -139,10 +142,7 @@ describe('RedisBatchReader scheduling', () => {
     reader.add('bad', '0-0');
     await settle();
     expect(wrongTypeAsked).toEqual([['good', 'bad']]);
-    expect(redis.reads.map((r) => r.keys)).toEqual([
-      ['good', 'bad'],
-      ['good'],
-    ]);
+    expect(redis.reads.map((r) => r.keys)).toEqual([['good', 'bad'], ['good']]);
     expect(reader.size).toBe(1);
     redis.xadd('good', '1-0');
     await settle();

@@ -89,7 +89,10 @@ describe('RedisStreamSource with a key deleted and recreated under its reader', 
       await waitFor(async () => (await src.inspect('rc-vanish')).ok, { timeoutMs: 5_000, message: 'inspect failed' });
       const born = String(await r.xadd('rc-unborn', '*', 'data', 'u'));
       const back = String(await r.xadd('rc-vanish', '*', 'data', 'v'));
-      await waitFor(() => log.includes('rc-vanish reset') && log.includes(`rc-vanish ${back}`), { timeoutMs: 5_000, message: 'the comeback was not noticed' });
+      await waitFor(() => log.includes('rc-vanish reset') && log.includes(`rc-vanish ${back}`), {
+        timeoutMs: 5_000,
+        message: 'the comeback was not noticed',
+      });
       expect(log.filter((l) => l.startsWith('rc-vanish')).slice(-2)).toEqual(['rc-vanish reset', `rc-vanish ${back}`]);
       expect(log).toContain(`rc-unborn ${born}`);
       expect(log).not.toContain('rc-unborn reset');

@@ -190,7 +190,8 @@ export class RedisStreamSource implements StreamSource {
     const info = exists.value ? this.reply(replies, 1, parseXinfo) : { ok: true as const, value: null };
     if (info.ok && snapshot !== undefined) {
       // entries-added is left out: parseXinfo stands the length in for it on servers without it.
-      const sighting: KeySighting = info.value === null ? { exists: false } : { exists: true, lastGeneratedId: info.value.lastGeneratedId, entriesAdded: null };
+      const sighting: KeySighting =
+        info.value === null ? { exists: false } : { exists: true, lastGeneratedId: info.value.lastGeneratedId, entriesAdded: null };
       this.incarnations.observe(stream, snapshot, sighting);
     }
     return info;

@@ -10,7 +10,13 @@ describe('parseXread', () => {
       ['b', [entry('5-18446744073709551615')]],
     ]);
     expect(parsed).toEqual([
-      ['a', [{ id: '1700000000000-0', fields: ['data', '{"n":1}'] }, { id: '1700000000000-1', fields: ['data', '{"n":1}'] }]],
+      [
+        'a',
+        [
+          { id: '1700000000000-0', fields: ['data', '{"n":1}'] },
+          { id: '1700000000000-1', fields: ['data', '{"n":1}'] },
+        ],
+      ],
       ['b', [{ id: '5-18446744073709551615', fields: ['data', '{"n":1}'] }]],
     ]);
   });
@@ -19,9 +25,12 @@ describe('parseXread', () => {
     expect(parseXread(null)).toEqual([]);
   });
 
-  it.each(['18446744073709551616-0', '0-18446744073709551616', '01-0', '1', '1-', 'a-1', '99999999999999999999-0'])('refuses the id %s', (id) => {
-    expect(() => parseXread([['a', [entry(id)]]])).toThrow(ReplyShapeError);
-  });
+  it.each(['18446744073709551616-0', '0-18446744073709551616', '01-0', '1', '1-', 'a-1', '99999999999999999999-0'])(
+    'refuses the id %s',
+    (id) => {
+      expect(() => parseXread([['a', [entry(id)]]])).toThrow(ReplyShapeError);
+    },
+  );
 
   it('refuses a reply of the wrong shape', () => {
     expect(() => parseXread([['a', 'not entries']])).toThrow(ReplyShapeError);
