@@ -69,7 +69,7 @@ const ownerOf = (ws: AppProcess[], stream: string) =>
 
 describe('ingest workers crash and hand over', () => {
   it('a SIGKILLed owner is replaced within the lease TTL and the stream stays gap-free and duplicate-free', async () => {
-    const stream = 'chain:anvil:kill';
+    const stream = 'evm:anvil:kill';
     const spec = [{ stream, chain: 'anvil', kind: 'newHeads' }];
     const a = await startWorker('kill-a', spec);
     const b = await startWorker('kill-b', spec);
@@ -90,7 +90,7 @@ describe('ingest workers crash and hand over', () => {
   });
 
   it('a frozen owner that wakes up after losing its lease writes nothing (fencing)', async () => {
-    const stream = 'chain:anvil:freeze';
+    const stream = 'evm:anvil:freeze';
     const spec = [{ stream, chain: 'anvil', kind: 'newHeads' }];
     const c = await startWorker('freeze-c', spec);
     await using _demand = holdDemand(client, [stream]);
@@ -111,8 +111,8 @@ describe('ingest workers crash and hand over', () => {
 
   it('a gap beyond the backfill limit writes a typed gap event (best effort) and a stream error (strict)', async () => {
     const spec = [
-      { stream: 'chain:anvil:gap-best', chain: 'anvil', kind: 'newHeads', continuity: 'best_effort' },
-      { stream: 'chain:anvil:gap-strict', chain: 'anvil', kind: 'newHeads', continuity: 'strict' },
+      { stream: 'evm:anvil:gap-best', chain: 'anvil', kind: 'newHeads', continuity: 'best_effort' },
+      { stream: 'evm:anvil:gap-strict', chain: 'anvil', kind: 'newHeads', continuity: 'strict' },
     ];
     const streams = spec.map((s) => s.stream);
     await using _demand = holdDemand(client, streams);
@@ -124,21 +124,21 @@ describe('ingest workers crash and hand over', () => {
     e.service.signal('SIGKILL');
     for (let i = 0; i < 12; i++) head = await anvil.mine(1);
     await startWorker('gap-f', spec, { maxBackfillBlocks: 5 });
-    await settle('chain:anvil:gap-best', head);
+    await settle('evm:anvil:gap-best', head);
     // The first head the new worker sees is `head`; the 11 blocks before it exceed the limit of 5.
-    const best = (await readEvents(client, 'chain:anvil:gap-best')).map((x) => x.event);
+    const best = (await readEvents(client, 'evm:anvil:gap-best')).map((x) => x.event);
     const gapAt = best.findIndex((x) => x.type === 'gap');
     expect(best[gapAt]).toMatchObject({ type: 'gap', fromBlock: last + 1, toBlock: head - 6, reason: 'backfill_limit' });
     expect(best.slice(gapAt + 1).map((x) => (x.type === 'block' ? x.number : -1))).toEqual([head - 5, head - 4, head - 3, head - 2, head - 1, head]);
-    await waitFor(async () => (await readEvents(client, 'chain:anvil:gap-strict')).at(-1)?.event.type === 'stream_error', {
+    await waitFor(async () => (await readEvents(client, 'evm:anvil:gap-strict')).at(-1)?.event.type === 'stream_error', {
       timeoutMs: 10_000,
       message: 'strict stream ends with a stream error',
     });
-    const strict = (await readEvents(client, 'chain:anvil:gap-strict')).map((x) => x.event);
+    const strict = (await readEvents(client, 'evm:anvil:gap-strict')).map((x) => x.event);
     expect(strict.at(-1)).toMatchObject({ type: 'stream_error', code: 'gap_exceeds_backfill_limit', fromBlock: last + 1, toBlock: head - 1 });
     // Strict stays halted: later blocks are not written after the error.
     head = await anvil.mine(1);
-    await settle('chain:anvil:gap-best', head);
-    expect((await readEvents(client, 'chain:anvil:gap-strict')).at(-1)?.event.type).toBe('stream_error');
+    await settle('evm:anvil:gap-best', head);
+    expect((await readEvents(client, 'evm:anvil:gap-strict')).at(-1)?.event.type).toBe('stream_error');
   });
 });

@@ -10,7 +10,7 @@ let primary: FaultProxy;
 let secondary: FaultProxy;
 let worker: AppProcess;
 let client: Redis;
-const STREAM = 'chain:anvil:heads';
+const STREAM = 'evm:anvil:heads';
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -104,7 +104,7 @@ describe('ingest failover against a real anvil behind fault proxies', () => {
     primary.setMode('down', { only: 'ws' });
     secondary.setMode('down', { only: 'ws' });
     let h = await anvil.mine(1);
-    await waitFor(async () => /ingest_degraded\{stream="chain:anvil:heads"\} 1/.test(await metricsText()), {
+    await waitFor(async () => /ingest_degraded\{stream="evm:anvil:heads"\} 1/.test(await metricsText()), {
       timeoutMs: 10_000,
       message: 'degraded mode',
     });
@@ -113,7 +113,7 @@ describe('ingest failover against a real anvil behind fault proxies', () => {
     primary.setMode('pass', { only: 'ws' });
     secondary.setMode('pass', { only: 'ws' });
     await waitFor(() => primary.openSockets + secondary.openSockets > 0, { timeoutMs: 10_000, message: 'a socket again after recovery' });
-    await waitFor(async () => /ingest_degraded\{stream="chain:anvil:heads"\} 0/.test(await metricsText()), { timeoutMs: 10_000, message: 'left degraded mode' });
+    await waitFor(async () => /ingest_degraded\{stream="evm:anvil:heads"\} 0/.test(await metricsText()), { timeoutMs: 10_000, message: 'left degraded mode' });
     for (let i = 0; i < 2; i++) h = await mineAndSettle(1);
     await assertExactBlocks(client, anvil, STREAM, h);
   });

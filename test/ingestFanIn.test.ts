@@ -10,13 +10,13 @@ import { useFleet } from './support/startFleet.js';
 
 const getFleet = useFleet({
   relays: 2,
-  relayEnv: { RELAY_DEMAND_PREFIXES: 'chain:', RELAY_DEMAND_INTERVAL_MS: '300', RELAY_DEMAND_TTL_MS: '2000' },
+  relayEnv: { RELAY_DEMAND_PREFIXES: 'evm:', RELAY_DEMAND_INTERVAL_MS: '300', RELAY_DEMAND_TTL_MS: '2000' },
 });
 let anvil: AnvilNode;
 let proxy: FaultProxy;
 let emitter: string;
 const workers: AppProcess[] = [];
-const STREAM = 'chain:anvil:fanin';
+const STREAM = 'evm:anvil:fanin';
 
 beforeAll(async () => {
   anvil = await startAnvil();

@@ -17,7 +17,7 @@ let proxy: FaultProxy;
 let client: Redis;
 let emitter: string;
 const workers: AppProcess[] = [];
-const STREAM = 'chain:anvil:ranges';
+const STREAM = 'evm:anvil:ranges';
 const STATE = `sg:ingest:{${STREAM}}:state`;
 
 beforeAll(async () => {

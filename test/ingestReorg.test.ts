@@ -12,7 +12,7 @@ let proxy: FaultProxy;
 let worker: AppProcess;
 let client: Redis;
 let emitter: string;
-const STREAM = 'chain:anvil:logs';
+const STREAM = 'evm:anvil:logs';
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -71,11 +71,11 @@ describe('reorgs under a live logs subscription', () => {
     await using _demand = holdDemand(client, [STREAM]);
     await waitFor(() => proxy.subscribeCalls.get('newHeads') === 1, { timeoutMs: 15_000, message: 'worker subscribed' });
     // The first head the worker sees anchors the stream; logs start after it.
-    await waitFor(async () => (await client.hexists('sg:ingest:{chain:anvil:logs}:state', 'cp')) === 1, {
+    await waitFor(async () => (await client.hexists('sg:ingest:{evm:anvil:logs}:state', 'cp')) === 1, {
       timeoutMs: 10_000,
       message: 'first checkpoint',
     });
-    const checkpoint = JSON.parse((await client.hget('sg:ingest:{chain:anvil:logs}:state', 'cp')) ?? '{}') as { number?: number };
+    const checkpoint = JSON.parse((await client.hget('sg:ingest:{evm:anvil:logs}:state', 'cp')) ?? '{}') as { number?: number };
     const firstBlock = Number(checkpoint.number) + 1;
     let payload = 1;
     for (let depth = 1; depth <= 5; depth++) {
@@ -114,6 +114,6 @@ describe('reorgs under a live logs subscription', () => {
       expect(fresh.map((l) => l.data)).toEqual([`0x${(1_000 + depth).toString(16).padStart(64, '0')}`]);
     }
     const metrics = await (await fetch(`${worker.httpUrl}/metrics`)).text();
-    expect(metrics).toMatch(/ingest_reorgs_total\{stream="chain:anvil:logs"\} 5/);
+    expect(metrics).toMatch(/ingest_reorgs_total\{stream="evm:anvil:logs"\} 5/);
   });
 });

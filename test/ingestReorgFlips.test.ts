@@ -15,8 +15,8 @@ import { SCRIPTED_ADDRESS, SCRIPTED_TOPIC, ScriptedChain } from './support/scrip
  */
 const SEQUENCES = Number(process.env.FLIPS ?? 200);
 const SEED = 16_2;
-const HEADS = 'chain:script:heads';
-const LOGS = 'chain:script:logs';
+const HEADS = 'evm:script:heads';
+const LOGS = 'evm:script:logs';
 
 let redis: RedisServer;
 let client: Redis;

@@ -7,18 +7,18 @@ describe('createDemandObserver', () => {
     const registered: string[] = [];
     const outcomes: string[] = [];
     const observer = createDemandObserver({
-      prefixes: ['chain:', 'venue:'],
+      prefixes: ['evm:', 'venue:'],
       ttlMs: 5_000,
       register: (stream) => (stream.endsWith('bad') ? Promise.reject(new Error('redis down')) : (registered.push(stream), Promise.resolve())),
       onOutcome: (outcome, stream) => outcomes.push(`${outcome} ${stream}`),
     });
     const issued = (stream: string): void => observer.issued?.({ path: 'token', stream, subject: 'alice' });
-    issued('chain:1:heads');
+    issued('evm:1:heads');
     issued('demo:ticks');
     issued('venue:bad');
     await waitFor(() => outcomes.length === 2, { timeoutMs: 2_000, message: 'outcomes never reported' });
-    expect(registered).toEqual(['chain:1:heads']);
-    expect(outcomes.sort()).toEqual(['failed venue:bad', 'registered chain:1:heads']);
+    expect(registered).toEqual(['evm:1:heads']);
+    expect(outcomes.sort()).toEqual(['failed venue:bad', 'registered evm:1:heads']);
   });
 
   it('combines observers so each one hears every event', () => {

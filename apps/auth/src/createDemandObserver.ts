@@ -1,7 +1,7 @@
 import type { RelayTokenObserver } from '@streamgate/server';
 
 export interface DemandObserverOptions {
-  /** Stream-name prefixes served by ingest workers, e.g. `chain:`; other streams are ignored. */
+  /** Stream-name prefixes served by ingest workers, e.g. `evm:`; other streams are ignored. */
   readonly prefixes: readonly string[];
   readonly ttlMs: number;
   /** Records that `stream` is wanted for `ttlMs` (ingest's demand set, in the stream's Redis). */

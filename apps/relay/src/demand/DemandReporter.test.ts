@@ -6,23 +6,23 @@ describe('DemandReporter', () => {
     const beats: { target: string; streams: readonly string[]; ttlMs: number }[] = [];
     const errors: string[] = [];
     const reporter = new DemandReporter({
-      prefixes: ['chain:'],
+      prefixes: ['evm:'],
       intervalMs: 60_000,
       ttlMs: 15_000,
       onError: (target) => errors.push(target),
       targets: [
         {
           target: 'a',
-          streams: () => ['chain:eth:heads', 'demo:x', 'chain:eth:logs'],
+          streams: () => ['evm:eth:heads', 'demo:x', 'evm:eth:logs'],
           sink: { heartbeat: (streams, ttlMs) => Promise.resolve(void beats.push({ target: 'a', streams, ttlMs })) },
         },
-        { target: 'b', streams: () => ['chain:other'], sink: { heartbeat: () => Promise.reject(new Error('down')) } },
+        { target: 'b', streams: () => ['evm:other'], sink: { heartbeat: () => Promise.reject(new Error('down')) } },
         { target: 'c', streams: () => ['demo:only'], sink: { heartbeat: (streams, ttlMs) => Promise.resolve(void beats.push({ target: 'c', streams, ttlMs })) } },
       ],
     });
     await reporter.report();
     reporter.close();
-    expect(beats.filter((b) => b.target === 'a').at(-1)).toEqual({ target: 'a', streams: ['chain:eth:heads', 'chain:eth:logs'], ttlMs: 15_000 });
+    expect(beats.filter((b) => b.target === 'a').at(-1)).toEqual({ target: 'a', streams: ['evm:eth:heads', 'evm:eth:logs'], ttlMs: 15_000 });
     expect(beats.some((b) => b.target === 'c')).toBe(false);
     expect(errors).toContain('b');
   });
