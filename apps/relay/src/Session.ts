@@ -15,6 +15,8 @@ import {
 } from './core/serverFrames.js';
 import type { TokenVerifier } from './auth/TokenVerifier.js';
 import type { RelayMetrics } from './RelayMetrics.js';
+import { systemClock } from './Clock.js';
+import type { Clock } from './Clock.js';
 
 export interface SessionDeps {
   readonly verifier: TokenVerifier;
@@ -23,9 +25,15 @@ export interface SessionDeps {
   readonly maxFrameBytes: number;
   readonly maxSubscriptions: number;
   readonly refreshLeadSeconds: number;
+  /** Tolerance on `exp` / `nbf` between the issuer's clock and this relay's (RELAY_CLOCK_SKEW_SECONDS). */
+  readonly clockSkewSeconds: number;
   readonly metrics: RelayMetrics;
   readonly log: Logger;
+  /** Wall clock and timers for token refresh and expiry; the system clock unless a test injects one. */
+  readonly clock?: Clock;
 }
+
+type Cancel = () => void;
 
 type SessionSub =
   | { state: 'authorizing'; sid: string }
@@ -37,8 +45,8 @@ type SessionSub =
       target: string;
       hub: StreamHub;
       hubSub: HubSubscriber;
-      refreshTimer: NodeJS.Timeout | null;
-      expiryTimer: NodeJS.Timeout | null;
+      cancelRefresh: Cancel | null;
+      cancelExpiry: Cancel | null;
     };
 
 /**
@@ -50,11 +58,14 @@ export class Session {
   private readonly subs = new Map<string, SessionSub>();
   private readonly streams = new Set<string>();
   private closed = false;
+  private readonly clock: Clock;
 
   constructor(
     private readonly conn: Connection,
     private readonly deps: SessionDeps,
-  ) {}
+  ) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   open(): void {
     this.deps.metrics.connections.inc();
@@ -168,8 +179,8 @@ export class Session {
       target: claims.redis,
       hub,
       hubSub,
-      refreshTimer: null,
-      expiryTimer: null,
+      cancelRefresh: null,
+      cancelExpiry: null,
     };
     this.subs.set(sid, active);
     this.streams.add(claims.stream);
@@ -225,23 +236,29 @@ export class Session {
 
   /** Asks for a new token ahead of expiry; ends the subscription if none came. */
   private schedule(sub: Extract<SessionSub, { state: 'active' }>, exp: number): void {
-    if (sub.refreshTimer !== null) clearTimeout(sub.refreshTimer);
-    if (sub.expiryTimer !== null) clearTimeout(sub.expiryTimer);
-    const msLeft = exp * 1000 - Date.now();
+    this.cancelTimers(sub);
+    const msLeft = exp * 1000 - this.clock.now();
     const lead = Math.min(this.deps.refreshLeadSeconds * 1000, msLeft / 2);
     // setTimeout fires at once for delays past 2^31-1 ms (~24.8 days); a token from an issuer
     // with long lifetimes must not be expired on arrival, so such timers are re-armed.
-    sub.refreshTimer = setTimeout(() => {
-      sub.refreshTimer = null;
-      if (Date.now() < exp * 1000 - lead - 1_000) return this.schedule(sub, exp);
+    sub.cancelRefresh = this.clock.after(clampDelay(msLeft - lead), () => {
+      sub.cancelRefresh = null;
+      if (this.clock.now() < exp * 1000 - lead - 1_000) return this.schedule(sub, exp);
       this.send(refreshTokenFrameText(sub.sid, exp));
-    }, clampDelay(msLeft - lead));
-    sub.expiryTimer = setTimeout(() => {
-      sub.expiryTimer = null;
-      if (Date.now() < exp * 1000 - 1_000) return this.schedule(sub, exp);
+    });
+    sub.cancelExpiry = this.clock.after(clampDelay(msLeft), () => {
+      sub.cancelExpiry = null;
+      if (this.clock.now() < exp * 1000 - 1_000) return this.schedule(sub, exp);
       this.deps.metrics.refreshes.inc({ outcome: 'expired' });
       this.unsubscribe(sub.sid, 'token_expired');
-    }, clampDelay(msLeft));
+    });
+  }
+
+  private cancelTimers(sub: Extract<SessionSub, { state: 'active' }>): void {
+    sub.cancelRefresh?.();
+    sub.cancelExpiry?.();
+    sub.cancelRefresh = null;
+    sub.cancelExpiry = null;
   }
 
   private drop(sub: SessionSub): void {
@@ -251,8 +268,7 @@ export class Session {
 
   private release(sub: SessionSub): void {
     if (sub.state !== 'active') return;
-    if (sub.refreshTimer !== null) clearTimeout(sub.refreshTimer);
-    if (sub.expiryTimer !== null) clearTimeout(sub.expiryTimer);
+    this.cancelTimers(sub);
     sub.hub.unsubscribe(sub.hubSub);
     this.streams.delete(sub.stream);
     this.deps.metrics.subscriptions.dec();

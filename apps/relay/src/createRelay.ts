@@ -156,6 +156,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         maxFrameBytes: config.RELAY_MAX_FRAME_BYTES,
         maxSubscriptions: config.RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET,
         refreshLeadSeconds: config.RELAY_REFRESH_LEAD_SECONDS,
+        clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
         metrics,
         log,
       });

@@ -14,6 +14,8 @@ export interface TokenVerifierOptions {
   readonly clockSkewSeconds: number;
   /** Canonical Redis target URLs this relay may read (see normalizeRedisTarget). */
   readonly redisAllowlist: ReadonlySet<string>;
+  /** Epoch milliseconds that `exp` and `nbf` are checked against; the system clock by default. */
+  readonly now?: () => number;
 }
 
 /**
@@ -32,6 +34,7 @@ export class TokenVerifier {
         audience: o.audience,
         issuer: o.issuer,
         clockTolerance: o.clockSkewSeconds,
+        ...(o.now === undefined ? {} : { currentDate: new Date(o.now()) }),
         requiredClaims: ['exp', 'iat', 'sub', 'jti'],
       });
       payload = verified.payload;
