@@ -1,4 +1,4 @@
-import { CloseCode, parseClientFrame, relayError } from '@streamgate/protocol';
+import { CloseCode, parseClientFrame, relayError, tokenRefreshDelayMs } from '@streamgate/protocol';
 import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
 import type { Logger } from 'pino';
 import type { Connection } from './core/Connection.js';
@@ -31,6 +31,8 @@ export interface SessionDeps {
   readonly log: Logger;
   /** Wall clock and timers for token refresh and expiry; the system clock unless a test injects one. */
   readonly clock?: Clock;
+  /** Uniform in [0, 1): where in its refresh window each token's `refresh_token` falls. */
+  readonly random?: () => number;
 }
 
 type Cancel = () => void;
@@ -59,12 +61,14 @@ export class Session {
   private readonly streams = new Set<string>();
   private closed = false;
   private readonly clock: Clock;
+  private readonly random: () => number;
 
   constructor(
     private readonly conn: Connection,
     private readonly deps: SessionDeps,
   ) {
     this.clock = deps.clock ?? systemClock;
+    this.random = deps.random ?? Math.random;
   }
 
   open(): void {
@@ -185,7 +189,7 @@ export class Session {
     this.subs.set(sid, active);
     this.streams.add(claims.stream);
     this.deps.metrics.subscriptions.inc();
-    this.schedule(active, claims.exp);
+    this.schedule(active, claims);
     const started = await hubSub.started;
     if (!started.ok && this.subs.get(sid) === active) {
       this.drop(active);
@@ -230,28 +234,43 @@ export class Session {
     }
     this.deps.metrics.refreshes.inc({ outcome: 'ok' });
     sub.hubSub.renewExpiry(verified.claims.exp);
-    this.schedule(sub, verified.claims.exp);
+    this.schedule(sub, verified.claims);
     this.send(refreshedFrameText(sub.sid, verified.claims.exp));
   }
 
-  /** Asks for a new token ahead of expiry; ends the subscription if none came. */
-  private schedule(sub: Extract<SessionSub, { state: 'active' }>, exp: number): void {
+  /**
+   * Asks for a new token at a moment drawn uniformly over the token's refresh window (so tokens
+   * minted in one burst do not come back to the issuer in one burst), closing
+   * max(refresh lead, clock skew) before `exp`; ends the subscription if none came by `exp`.
+   */
+  private schedule(sub: Extract<SessionSub, { state: 'active' }>, claims: { iat: number; exp: number }): void {
     this.cancelTimers(sub);
-    const msLeft = exp * 1000 - this.clock.now();
-    const lead = Math.min(this.deps.refreshLeadSeconds * 1000, msLeft / 2);
-    // setTimeout fires at once for delays past 2^31-1 ms (~24.8 days); a token from an issuer
-    // with long lifetimes must not be expired on arrival, so such timers are re-armed.
-    sub.cancelRefresh = this.clock.after(clampDelay(msLeft - lead), () => {
+    const { exp } = claims;
+    const leadSeconds = Math.max(this.deps.refreshLeadSeconds, this.deps.clockSkewSeconds);
+    const now = this.clock.now();
+    const refreshAt = now + tokenRefreshDelayMs({ iatSeconds: claims.iat, expSeconds: exp, leadSeconds }, now, this.random);
+    sub.cancelRefresh = this.at(refreshAt, () => {
       sub.cancelRefresh = null;
-      if (this.clock.now() < exp * 1000 - lead - 1_000) return this.schedule(sub, exp);
       this.send(refreshTokenFrameText(sub.sid, exp));
     });
-    sub.cancelExpiry = this.clock.after(clampDelay(msLeft), () => {
+    sub.cancelExpiry = this.at(exp * 1000, () => {
       sub.cancelExpiry = null;
-      if (this.clock.now() < exp * 1000 - 1_000) return this.schedule(sub, exp);
       this.deps.metrics.refreshes.inc({ outcome: 'expired' });
       this.unsubscribe(sub.sid, 'token_expired');
     });
+  }
+
+  /** Runs `fn` once the clock reaches `atMs`. */
+  private at(atMs: number, fn: () => void): Cancel {
+    let cancel: Cancel = () => undefined;
+    const arm = (): void => {
+      const delay = atMs - this.clock.now();
+      // Timers fire at once for delays past 2^31-1 ms (~24.8 days); a token from an issuer with
+      // long lifetimes must not be expired on arrival, so such waits are re-armed in steps.
+      cancel = this.clock.after(clampDelay(delay), () => (delay > MAX_TIMER_MS ? arm() : fn()));
+    };
+    arm();
+    return () => cancel();
   }
 
   private cancelTimers(sub: Extract<SessionSub, { state: 'active' }>): void {

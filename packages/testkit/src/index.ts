@@ -32,3 +32,5 @@ export type { VenueSimPublished } from './venue/PublishLoop.js';
 export type { VenueSimFault } from './venue/parseFault.js';
 export type { VenueRateLimit } from './venue/TokenBucket.js';
 export type { VenueKind } from './venue/venueKinds.js';
+export { ksUniform } from './ksUniform.js';
+export type { KsResult } from './ksUniform.js';

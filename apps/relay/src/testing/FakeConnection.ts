@@ -10,6 +10,8 @@ import type { FakeTopicPublisher, TopicMember } from './FakeTopicPublisher.js';
 export class FakeConnection implements Connection, TopicMember {
   /** Frames as sent, in order. */
   readonly texts: string[] = [];
+  /** When each frame in `texts` arrived, by the clock given at construction. */
+  readonly times: number[] = [];
   readonly topics = new Set<string>();
   closedWith: { code: number; reason: string } | null = null;
   /** Bytes each send adds to the unsent buffer, until `drain()`. */
@@ -19,7 +21,10 @@ export class FakeConnection implements Connection, TopicMember {
   private buffered = 0;
   private readonly closeListeners: Array<() => void> = [];
 
-  constructor(private readonly publisher: FakeTopicPublisher | null = null) {}
+  constructor(
+    private readonly publisher: FakeTopicPublisher | null = null,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
 
   get closed(): boolean {
     return this.closedWith !== null;
@@ -99,6 +104,7 @@ export class FakeConnection implements Connection, TopicMember {
 
   private record(frame: string): void {
     this.texts.push(frame);
+    this.times.push(this.now());
     this.buffered += this.bytesPerFrame;
   }
 }

@@ -73,6 +73,7 @@ export class SessionHarness {
       metrics: this.metrics,
       log: pino({ level: 'silent' }),
       clock,
+      ...(options.random === undefined ? {} : { random: options.random }),
     };
   }
 
@@ -83,7 +84,7 @@ export class SessionHarness {
 
   /** A new socket and its session, welcomed; closing the socket runs the session's onClose. */
   open(): { conn: FakeConnection; session: Session } {
-    const conn = new FakeConnection(this.publisher);
+    const conn = new FakeConnection(this.publisher, () => this.clock.now());
     const session = new Session(conn, this.deps);
     conn.onClose(() => session.onClose());
     session.open();

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { tokenRefreshWindow } from '@streamgate/protocol';
+import { ksUniform, prng, waitFor } from '@streamgate/testkit';
+import { SessionHarness, sendFrame } from './testing/SessionHarness.js';
+
+const SEED = 20_261_201;
+const LIFETIME_S = 900;
+const LEAD_S = 30;
+const SKEW_S = 45;
+
+/** When each `refresh_token` of `sid`s arrived, by the harness clock. */
+function refreshTimes(h: SessionHarness, conns: ReturnType<SessionHarness['open']>['conn'][]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const conn of conns) {
+    conn.records().forEach((f, i) => {
+      if (f.op === 'refresh_token' && typeof f.sid === 'string') out.set(f.sid, conn.times[i] ?? Number.NaN);
+    });
+  }
+  return out;
+}
+
+describe('Session refresh timing', () => {
+  it('spreads the refresh_token of 1,000 tokens minted in one second uniformly over the window, none after exp − skew', async () => {
+    const iat = Date.UTC(2026, 11, 1, 9, 0, 0) / 1000;
+    const exp = iat + LIFETIME_S;
+    const h = await SessionHarness.create({
+      startMs: iat * 1000 + 400,
+      refreshLeadSeconds: LEAD_S,
+      clockSkewSeconds: SKEW_S,
+      random: prng(SEED),
+    });
+    const sockets = Array.from({ length: 10 }, () => h.open());
+    for (const [s, { session }] of sockets.entries()) {
+      for (let i = 0; i < 100; i++) {
+        const stream = `burst-${s}-${i}`;
+        sendFrame(session, { op: 'subscribe', sid: stream, token: await h.tokens.sign({ stream, iat, exp }) });
+      }
+    }
+    await waitFor(() => sockets.every(({ conn }) => conn.framesOf('live').length === 100), { timeoutMs: 30_000, message: 'not all 1,000 subscriptions went live' });
+
+    h.clock.advanceTo(exp * 1000 - 1);
+    const times = [...refreshTimes(h, sockets.map((s) => s.conn)).values()];
+    expect(times).toHaveLength(1_000);
+    // The documented window: a third of the lifetime, closing max(lead, skew) before exp.
+    const { startMs, endMs } = tokenRefreshWindow({ iatSeconds: iat, expSeconds: exp, leadSeconds: Math.max(LEAD_S, SKEW_S) });
+    expect([startMs, endMs]).toEqual([(exp - SKEW_S - LIFETIME_S / 3) * 1000, (exp - SKEW_S) * 1000]);
+    const ks = ksUniform(times, startMs, endMs);
+    expect(ks, `KS D=${ks.d.toFixed(4)} critical ${ks.critical.toFixed(4)}`).toMatchObject({ pass: true });
+    expect(times.filter((t) => t > (exp - SKEW_S) * 1000 || t < startMs)).toEqual([]);
+    // Spread, not a burst: no second of the window holds more than a few percent of them.
+    const perSecond = new Map<number, number>();
+    for (const t of times) perSecond.set(Math.floor(t / 1000), (perSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+    expect(Math.max(...perSecond.values())).toBeLessThan(30);
+  });
+
+  it('gives a token received late in its window the rest of the window, and a refreshed token a new one', async () => {
+    const iat = Date.UTC(2026, 11, 1, 9, 0, 0) / 1000;
+    const exp = iat + 600;
+    // Received 500 s into a 600 s life: past the window's start (exp − 30 − 200 s = iat + 370 s).
+    const h = await SessionHarness.create({ startMs: (iat + 500) * 1000, refreshLeadSeconds: 30, clockSkewSeconds: 0, random: () => 0.5 });
+    const { conn, session } = h.open();
+    sendFrame(session, { op: 'subscribe', sid: 'late', token: await h.tokens.sign({ stream: 'late', iat, exp }) });
+    await waitFor(() => conn.framesOf('live').length === 1, { timeoutMs: 5_000, message: 'never live' });
+    h.clock.advanceTo((exp - 30) * 1000);
+    expect(refreshTimes(h, [conn]).get('late')).toBe((iat + 500 + 35) * 1000);
+
+    const iat2 = iat + 560;
+    sendFrame(session, { op: 'refresh', sid: 'late', token: await h.tokens.sign({ stream: 'late', iat: iat2, exp: iat2 + 600 }) });
+    await waitFor(() => conn.framesOf('refreshed').length === 1, { timeoutMs: 5_000, message: 'never refreshed' });
+    h.clock.advanceTo((iat2 + 600) * 1000 - 1);
+    const second = conn.records().map((f, i) => ({ f, t: conn.times[i] })).filter(({ f }) => f.op === 'refresh_token');
+    // Midway (random 0.5) through [exp2 − 30 − 200, exp2 − 30].
+    expect(second.map(({ t }) => t)).toEqual([(iat + 535) * 1000, (iat2 + 600 - 30 - 100) * 1000]);
+    expect(conn.framesOf('unsubscribed')).toEqual([]);
+  });
+});
