@@ -25,12 +25,27 @@ const verifier = new TokenVerifier({
 });
 
 const now = (): number => Math.floor(Date.now() / 1000);
-type Over = { alg?: string; kid?: string; aud?: string; iss?: string; exp?: number; nbf?: number; stream?: string; redis?: string; key?: CryptoKey };
+type Over = {
+  alg?: string;
+  kid?: string | null;
+  typ?: string;
+  extra?: Record<string, unknown>;
+  aud?: string;
+  iss?: string;
+  exp?: number;
+  nbf?: number;
+  stream?: string;
+  redis?: string;
+  key?: CryptoKey;
+};
 
 function sign(over: Over = {}): Promise<string> {
   const t = now();
-  return new SignJWT({ ver: 1, stream: over.stream ?? 'demo:x', redis: over.redis ?? REDIS })
-    .setProtectedHeader({ alg: over.alg ?? 'ES256', kid: over.kid ?? 'es-1' })
+  const header: { alg: string; kid?: string; typ?: string } = { alg: over.alg ?? 'ES256' };
+  if (over.kid !== null) header.kid = over.kid ?? 'es-1';
+  if (over.typ !== undefined) header.typ = over.typ;
+  return new SignJWT({ ...over.extra, ver: 1, stream: over.stream ?? 'demo:x', redis: over.redis ?? REDIS })
+    .setProtectedHeader(header)
     .setIssuer(over.iss ?? ISS)
     .setAudience(over.aud ?? AUD)
     .setSubject('alice')
@@ -81,6 +96,35 @@ describe('TokenVerifier', () => {
       ['token_claims_invalid', sign({ redis: 'redis://user:pw@127.0.0.1:6390/0' })],
     ];
     for (const [expected, token] of cases) expect(`${expected} <- ${await code(await token)}`).toBe(`${expected} <- ${expected}`);
+  });
+
+  it('refuses a token without kid as token_malformed, even when only one key could match', async () => {
+    const single = new TokenVerifier({
+      keys: createLocalJWKSet({ keys: [es.jwk] }),
+      algorithms: ['ES256'],
+      audience: AUD,
+      issuer: ISS,
+      clockSkewSeconds: 0,
+      redisAllowlist: new Set([REDIS]),
+    });
+    const result = await single.verify(await sign({ kid: null }));
+    expect(result).toEqual({ ok: false, error: { code: 'token_malformed', retryable: false, message: 'header: kid is required' } });
+    // A kid-less token with a disallowed alg still hears about the alg first.
+    expect(await code(`${b64({ alg: 'none' })}.${b64({ ver: 1 })}.`)).toBe('token_algorithm_not_allowed');
+  });
+
+  it('ignores typ and claims the schema does not name', async () => {
+    for (const typ of ['JWT', 'at+jwt', 'anything']) expect(await code(await sign({ typ }))).toBe('ok');
+    const result = await verifier.verify(await sign({ extra: { role: 'admin', scope: ['x'], streams: ['demo:y'] } }));
+    expect(result.ok && result.claims).toEqual(expect.not.objectContaining({ role: 'admin' }));
+    expect(result.ok && result.claims.stream).toBe('demo:x');
+  });
+
+  it('refuses a redis claim carrying credentials as token_claims_invalid naming the claim', async () => {
+    for (const redis of ['redis://user:pw@127.0.0.1:6390/0', 'redis://:pw@127.0.0.1:6390/0', 'rediss://user@127.0.0.1:6390/0']) {
+      const result = await verifier.verify(await sign({ redis }));
+      expect(result.ok ? 'ok' : `${result.error.code}: ${result.error.message}`).toMatch(/^token_claims_invalid: claim redis: .*no credentials/);
+    }
   });
 
   it('tolerates the configured clock skew on exp', async () => {

@@ -18,18 +18,33 @@ export interface TokenVerifierOptions {
   readonly now?: () => number;
 }
 
+/** Thrown from the key lookup, which jose calls only after the header parsed and its alg is allowed. */
+class KidMissing extends Error {}
+
 /**
  * Checks a relay token's signature and claims, and nothing else: the relay never asks the auth
  * backend, which is the point of the design. Every refusal is a distinct, typed code.
+ *
+ * Policy beyond the claim schema: the header must name a `kid` (a key set with several keys of
+ * one type would otherwise be tried by type alone, and rotation relies on kids); `typ` is not
+ * checked (the `ver`, `stream` and `redis` claims already set a relay token apart from any other
+ * JWT of the issuer); claims the schema does not name are ignored.
  */
 export class TokenVerifier {
-  constructor(private readonly options: TokenVerifierOptions) {}
+  private readonly keys: JWTVerifyGetKey;
+
+  constructor(private readonly options: TokenVerifierOptions) {
+    this.keys = (header, token) => {
+      if (header.kid === undefined) throw new KidMissing('header: kid is required');
+      return options.keys(header, token);
+    };
+  }
 
   async verify(token: string): Promise<VerifyResult> {
     const o = this.options;
     let payload: unknown;
     try {
-      const verified = await jwtVerify(token, o.keys, {
+      const verified = await jwtVerify(token, this.keys, {
         algorithms: [...o.algorithms],
         audience: o.audience,
         issuer: o.issuer,
@@ -39,6 +54,7 @@ export class TokenVerifier {
       });
       payload = verified.payload;
     } catch (error) {
+      if (error instanceof KidMissing) return { ok: false, error: relayError('token_malformed', error.message) };
       return { ok: false, error: mapJoseError(error) };
     }
     const parsed = relayClaimsSchema.safeParse(payload);

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet } from 'jose';
-import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
 import { backoffDelay } from '@streamgate/protocol';
+import { parseJwksFile } from './parseJwksFile.js';
 
 export interface KeySource {
   readonly getKey: JWTVerifyGetKey;
@@ -22,8 +23,11 @@ export type KeySourceConfig =
  */
 export function createKeySource(config: KeySourceConfig, onError: (error: Error) => void): KeySource {
   if (config.kind === 'file') {
-    const jwks = JSON.parse(readFileSync(config.path, 'utf8')) as JSONWebKeySet;
-    return { getKey: createLocalJWKSet(jwks), ready: Promise.resolve(), loaded: () => true, close: () => undefined };
+    // Read once at boot: a bad file stops the relay with a message naming what to fix, rather
+    // than refusing every token later.
+    const parsed = parseJwksFile(config.path, readFileSync(config.path, 'utf8'));
+    if (!parsed.ok) throw new Error(parsed.message);
+    return { getKey: createLocalJWKSet(parsed.jwks), ready: Promise.resolve(), loaded: () => true, close: () => undefined };
   }
   const remote = createRemoteJWKSet(new URL(config.url), {
     cooldownDuration: 30_000,
