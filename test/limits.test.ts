@@ -99,4 +99,32 @@ describe('per-pod connection limits', () => {
       await limited.service.stop();
     }
   });
+
+  it('closes a socket that sends 100 unusable frames in a row with 4400, after answering each, and keeps serving the others', async () => {
+    const fleet = getFleet();
+    const relay = fleet.relays[0];
+    if (relay === undefined) throw new Error('no relay');
+    const before = await breaches(() => relay.metrics(), 'protocol_violation');
+    const bystander = await openRawSocket(relay.url);
+    const socket = await openRawSocket(relay.url);
+    try {
+      await socket.next((f) => f.op === 'welcome');
+      // A usable frame in between ends the run: 99 + ping + 99 keeps the socket.
+      for (let i = 0; i < 99; i++) socket.send('not json');
+      socket.send(JSON.stringify({ op: 'ping', t: 1 }));
+      for (let i = 0; i < 99; i++) socket.send('{"op":"launch"}');
+      socket.send(JSON.stringify({ op: 'ping', t: 2 }));
+      await socket.next((f) => f.op === 'pong' && f.t === 2);
+      for (let i = 0; i < 100; i++) socket.send(Buffer.from([1, 2, 3]));
+      const closed = await withDeadline(socket.closed, 10_000, 'the relay kept a socket that sent only unusable frames');
+      expect(closed.code).toBe(CloseCode.protocolViolation);
+      expect(socket.frames.filter((f) => f.op === 'error')).toHaveLength(99 + 99 + 100);
+      expect(await breaches(() => relay.metrics(), 'protocol_violation')).toBe(before + 1);
+      bystander.send(JSON.stringify({ op: 'ping', t: 3 }));
+      await bystander.next((f) => f.op === 'pong' && f.t === 3);
+    } finally {
+      socket.close();
+      bystander.close();
+    }
+  });
 });

@@ -13,7 +13,11 @@ import { openRawSocket } from './support/rawSocket.js';
 
 // Tokens live 4 s, so three expiries pass in about 12 s of test time.
 const TTL_SECONDS = 4;
-const getFleet = useFleet({ authEnv: { AUTH_TOKEN_TTL_SECONDS: String(TTL_SECONDS) }, relayEnv: { RELAY_REFRESH_LEAD_SECONDS: '2' } });
+// No clock skew: a subscription lives until exp plus the skew, and these tokens live seconds.
+const getFleet = useFleet({
+  authEnv: { AUTH_TOKEN_TTL_SECONDS: String(TTL_SECONDS) },
+  relayEnv: { RELAY_REFRESH_LEAD_SECONDS: '2', RELAY_CLOCK_SKEW_SECONDS: '0' },
+});
 
 describe('token refresh in place', () => {
   it('keeps one subscription alive across three token expiries on one socket, with no gap', async () => {

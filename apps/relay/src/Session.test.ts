@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CloseCode, PROTOCOL_VERSION } from '@streamgate/protocol';
 import { waitFor } from '@streamgate/testkit';
-import type { FakeConnection } from './testing/FakeConnection.js';
+import { Session } from './Session.js';
+import { FakeConnection } from './testing/FakeConnection.js';
 import { SessionHarness, sendFrame as send } from './testing/SessionHarness.js';
 
 /** Waits for a frame with `op` (and `sid`, when given) to arrive after the first `after` frames. */
@@ -259,5 +260,82 @@ describe('Session', () => {
     expect(h.clock.pending).toBe(0);
     // The stream lingers (0 ms here), then the source stops reading it.
     await waitFor(() => !h.source.isWatched('gone-a'), { timeoutMs: 5_000, message: 'stream still watched after its last subscriber left' });
+  });
+
+  it('closes a socket with 4400 after 100 unusable frames in a row, and only then', async () => {
+    const h = await SessionHarness.create();
+    const { conn, session } = h.open();
+    const garbage = ['nope', '{"op":"launch"}', '[1]', '{"op":"ping","t":"x"}'];
+    for (let i = 0; i < 99; i++) send(session, garbage[i % garbage.length] ?? '');
+    // Any usable frame ends the run, including one refused for its token.
+    send(session, { op: 'subscribe', sid: 'n' });
+    for (let i = 0; i < 98; i++) send(session, 'nope');
+    session.onBinary();
+    send(session, { op: 'ping' });
+    expect(conn.closed).toBe(false);
+    for (let i = 0; i < 99; i++) send(session, 'nope');
+    expect(conn.closed).toBe(false);
+    session.onBinary();
+    expect(conn.closedWith?.code).toBe(CloseCode.protocolViolation);
+    // Every refused frame got its answer, the last one included, and nothing came after the close.
+    expect(conn.framesOf('error')).toHaveLength(99 + 1 + 99 + 100);
+    send(session, 'nope');
+    expect(conn.framesOf('error')).toHaveLength(299);
+    expect(await metric(h, 'streamgate_relay_limit_breaches_total', 'limit="protocol_violation"')).toBe(1);
+  });
+
+  it('closes with 4005 after an internal error frame when serving a frame faults, releasing the socket', async () => {
+    const h = await SessionHarness.create();
+    const conn = new FakeConnection(h.publisher);
+    const session = new Session(conn, {
+      ...h.deps,
+      hubFor: () => {
+        throw new Error('no hub for this target');
+      },
+    });
+    conn.onClose(() => session.onClose());
+    session.open();
+    send(session, { op: 'subscribe', sid: 'boom', token: await h.tokens.sign({ stream: 'boom' }) });
+    await waitFor(() => conn.closed, { timeoutMs: 5_000, message: 'socket never closed' });
+    expect(conn.closedWith?.code).toBe(CloseCode.internalError);
+    expect(conn.frames.at(-1)).toMatchObject({ op: 'error', code: 'internal', retryable: true });
+    expect(await metric(h, 'streamgate_relay_frame_errors_total', 'code="internal"')).toBe(1);
+    expect(await metric(h, 'streamgate_relay_connections')).toBe(0);
+  });
+
+  it('echoes ping t exactly as sent', async () => {
+    const h = await SessionHarness.create();
+    const { conn, session } = h.open();
+    const ts = ['7', '1700000000123', '18446744073709551616', '1.50', '-0', '1e3', '2.5E-7'];
+    for (const t of ts) send(session, `{"op":"ping","t":${t}}`);
+    send(session, '{ "t" : 1 , "op":"ping", "t" : 12345678901234567890 }');
+    expect(conn.texts.slice(1)).toEqual([...ts.map((t) => `{"op":"pong","t":${t}}`), '{"op":"pong","t":12345678901234567890}']);
+    expect(conn.frames.slice(1).every((f) => f.op === 'pong')).toBe(true);
+  });
+
+  it('keeps a live subscription until exp plus the clock skew, the moment its token would be refused', async () => {
+    const h = await SessionHarness.create({ clockSkewSeconds: 30 });
+    const { conn, session } = h.open();
+    const nowS = Math.floor(h.clock.now() / 1000);
+    send(session, { op: 'subscribe', sid: 'k', token: await h.tokens.sign({ stream: 'k', iat: nowS, exp: nowS + 120 }) });
+    await next(conn, 'live', 'k');
+    h.clock.advanceTo((nowS + 120 + 30) * 1000 - 1);
+    expect(conn.framesOf('refresh_token').map((f) => f.sid)).toEqual(['k']);
+    expect(conn.framesOf('unsubscribed')).toEqual([]);
+    h.clock.advance(1);
+    expect(conn.frames.at(-1)).toEqual({ op: 'unsubscribed', sid: 'k', reason: 'token_expired' });
+  });
+
+  it('answers a subscribe or refresh without token as token_missing, whatever else is wrong with it', async () => {
+    const h = await SessionHarness.create();
+    const { conn, session } = h.open();
+    send(session, { op: 'subscribe', sid: 'bad sid!', from: 'later' });
+    send(session, { op: 'refresh', sid: 'r1', token: '', extra: true });
+    send(session, { op: 'subscribe', sid: 's1', token: 5 });
+    expect(conn.frames.slice(1).map((f) => (f.op === 'error' ? `${f.code}/${f.sid ?? '-'}` : f.op))).toEqual([
+      'token_missing/-',
+      'token_missing/r1',
+      'frame_invalid/s1',
+    ]);
   });
 });

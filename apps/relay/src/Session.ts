@@ -6,6 +6,7 @@ import type { HubSubscriber } from './core/HubSubscriber.js';
 import type { StreamHub } from './core/StreamHub.js';
 import {
   errorFrameText,
+  pongEchoFrameText,
   pongFrameText,
   reconnectFrameText,
   refreshTokenFrameText,
@@ -16,6 +17,8 @@ import {
 import type { TokenVerifier } from './auth/TokenVerifier.js';
 import type { RelayMetrics } from './RelayMetrics.js';
 import { systemClock } from './Clock.js';
+import { ProtocolViolationGuard } from './limits/ProtocolViolationGuard.js';
+import { rawNumberMember } from './rawNumberMember.js';
 import type { Clock } from './Clock.js';
 
 export interface SessionDeps {
@@ -62,6 +65,7 @@ export class Session {
   private closed = false;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly violations = new ProtocolViolationGuard();
 
   constructor(
     private readonly conn: Connection,
@@ -77,35 +81,54 @@ export class Session {
   }
 
   onBinary(): void {
-    this.reject(relayError('frame_binary', 'binary frames are not part of the protocol; send JSON text'));
+    this.refuseFrame(relayError('frame_binary', 'binary frames are not part of the protocol; send JSON text'));
   }
 
   onText(text: string, byteLength: number): void {
+    try {
+      this.handle(text, byteLength);
+    } catch (error) {
+      this.fault(error);
+    }
+  }
+
+  private handle(text: string, byteLength: number): void {
     if (byteLength > this.deps.maxFrameBytes) {
       this.deps.metrics.limitBreaches.inc({ limit: 'frame_size' });
-      this.reject(relayError('frame_too_large', `frame of ${byteLength} bytes exceeds the limit of ${this.deps.maxFrameBytes}`));
+      this.refuseFrame(relayError('frame_too_large', `frame of ${byteLength} bytes exceeds the limit of ${this.deps.maxFrameBytes}`));
       return;
     }
     const parsed = parseClientFrame(text);
     if (!parsed.ok) {
-      if (parsed.error.code === 'token_missing') this.deps.metrics.authFailures.inc({ reason: 'token_missing' });
-      this.reject(parsed.error, parsed.sid);
+      if (parsed.error.code === 'token_missing') {
+        // A frame without its token is a refusal of authorization, not garbage: it ends a run.
+        this.violations.usable();
+        this.deps.metrics.authFailures.inc({ reason: 'token_missing' });
+        this.reject(parsed.error, parsed.sid);
+      } else {
+        this.refuseFrame(parsed.error, parsed.sid);
+      }
       return;
     }
+    this.violations.usable();
     const frame = parsed.frame;
     switch (frame.op) {
       case 'subscribe':
-        void this.subscribe(frame);
+        this.subscribe(frame).catch((error: unknown) => this.fault(error));
         return;
       case 'unsubscribe':
         this.unsubscribe(frame.sid, 'client');
         return;
       case 'refresh':
-        void this.refresh(frame);
+        this.refresh(frame).catch((error: unknown) => this.fault(error));
         return;
-      case 'ping':
-        this.conn.send(pongFrameText(frame.t));
+      case 'ping': {
+        // `t` goes back as the client wrote it: re-serializing the parsed double would turn
+        // 18446744073709551616 into 18446744073709552000 and 1.50 into 1.5.
+        const raw = frame.t === undefined ? null : rawNumberMember(text, 't');
+        this.conn.send(raw === null ? pongFrameText(frame.t) : pongEchoFrameText(raw));
         return;
+      }
     }
   }
 
@@ -137,6 +160,26 @@ export class Session {
     for (const sub of this.subs.values()) this.release(sub);
     this.subs.clear();
     this.streams.clear();
+  }
+
+  /** A frame the relay cannot use: answered, and a socket sending nothing else is closed (4400). */
+  private refuseFrame(error: RelayError, sid?: string): void {
+    this.reject(error, sid);
+    if (!this.violations.refused() || this.closed || this.conn.closed) return;
+    this.deps.metrics.limitBreaches.inc({ limit: 'protocol_violation' });
+    this.conn.close(CloseCode.protocolViolation, 'protocol violation: only unusable frames received');
+  }
+
+  /**
+   * An unexpected fault while serving this socket (a bug, not bad input): its state can no
+   * longer be trusted, so the client is told (`internal`) and closed with 4005; it reconnects
+   * with backoff and resumes every subscription from its own positions.
+   */
+  private fault(error: unknown): void {
+    this.deps.log.error({ err: error }, 'session fault: closing the socket with 4005');
+    if (this.closed || this.conn.closed) return;
+    this.reject(relayError('internal', 'unexpected relay fault; reconnect and resume'));
+    this.conn.close(CloseCode.internalError, 'internal error: reconnect with backoff');
   }
 
   private reject(error: RelayError, sid?: string): void {
@@ -241,7 +284,7 @@ export class Session {
   /**
    * Asks for a new token at a moment drawn uniformly over the token's refresh window (so tokens
    * minted in one burst do not come back to the issuer in one burst), closing
-   * max(refresh lead, clock skew) before `exp`; ends the subscription if none came by `exp`.
+   * max(refresh lead, clock skew) before `exp`; ends the subscription if none came by exp + skew.
    */
   private schedule(sub: Extract<SessionSub, { state: 'active' }>, claims: { iat: number; exp: number }): void {
     this.cancelTimers(sub);
@@ -253,7 +296,9 @@ export class Session {
       sub.cancelRefresh = null;
       this.send(refreshTokenFrameText(sub.sid, exp));
     });
-    sub.cancelExpiry = this.at(exp * 1000, () => {
+    // The same instant from which this relay would refuse the token itself (exp plus the skew it
+    // tolerates): a subscription lives exactly as long as its token would still be accepted.
+    sub.cancelExpiry = this.at((exp + this.deps.clockSkewSeconds) * 1000, () => {
       sub.cancelExpiry = null;
       this.deps.metrics.refreshes.inc({ outcome: 'expired' });
       this.unsubscribe(sub.sid, 'token_expired');

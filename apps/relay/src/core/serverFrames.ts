@@ -61,6 +61,15 @@ export function pongFrameText(t: number | undefined): string {
   return t === undefined ? PONG_TEXT : JSON.stringify({ op: 'pong', t } satisfies PongFrame);
 }
 
+/**
+ * A pong whose `t` is the JSON number text the client sent, verbatim (the session takes it from
+ * the frame it already parsed, so it is a valid JSON number): a parsed and re-serialized double
+ * would not always come back as written.
+ */
+export function pongEchoFrameText(tJson: string): string {
+  return `{"op":"pong","t":${tJson}}`;
+}
+
 /** The keys of the event frame text below, checked against EventFrame at compile time. */
 type EventTextKeys = 'op' | 'stream' | 'id' | 'data';
 const eventTextMatchesType: [EventTextKeys, keyof EventFrame] extends [keyof EventFrame, EventTextKeys] ? true : never = true;
