@@ -1,4 +1,4 @@
-import { CloseCode, parseClientFrame, relayError, tokenRefreshDelayMs } from '@streamgate/protocol';
+import { CloseCode, parseClientFrame, relayError } from '@streamgate/protocol';
 import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
 import type { Logger } from 'pino';
 import type { Connection } from './core/Connection.js';
@@ -19,6 +19,7 @@ import type { RelayMetrics } from './RelayMetrics.js';
 import { systemClock } from './Clock.js';
 import { ProtocolViolationGuard } from './limits/ProtocolViolationGuard.js';
 import { rawNumberMember } from './rawNumberMember.js';
+import { TokenTimers } from './TokenTimers.js';
 import type { Clock } from './Clock.js';
 
 export interface SessionDeps {
@@ -38,7 +39,6 @@ export interface SessionDeps {
   readonly random?: () => number;
 }
 
-type Cancel = () => void;
 
 type SessionSub =
   | { state: 'authorizing'; sid: string }
@@ -50,8 +50,7 @@ type SessionSub =
       target: string;
       hub: StreamHub;
       hubSub: HubSubscriber;
-      cancelRefresh: Cancel | null;
-      cancelExpiry: Cancel | null;
+      timers: TokenTimers;
     };
 
 /**
@@ -226,8 +225,12 @@ export class Session {
       target: claims.redis,
       hub,
       hubSub,
-      cancelRefresh: null,
-      cancelExpiry: null,
+      timers: new TokenTimers({
+        clock: this.clock,
+        random: this.random,
+        refreshLeadSeconds: this.deps.refreshLeadSeconds,
+        clockSkewSeconds: this.deps.clockSkewSeconds,
+      }),
     };
     this.subs.set(sid, active);
     this.streams.add(claims.stream);
@@ -281,48 +284,17 @@ export class Session {
     this.send(refreshedFrameText(sub.sid, verified.claims.exp));
   }
 
-  /**
-   * Asks for a new token at a moment drawn uniformly over the token's refresh window (so tokens
-   * minted in one burst do not come back to the issuer in one burst), closing
-   * max(refresh lead, clock skew) before `exp`; ends the subscription if none came by exp + skew.
-   */
+  /** Asks for a new token within its refresh window; ends the subscription once it ran out. */
   private schedule(sub: Extract<SessionSub, { state: 'active' }>, claims: { iat: number; exp: number }): void {
-    this.cancelTimers(sub);
     const { exp } = claims;
-    const leadSeconds = Math.max(this.deps.refreshLeadSeconds, this.deps.clockSkewSeconds);
-    const now = this.clock.now();
-    const refreshAt = now + tokenRefreshDelayMs({ iatSeconds: claims.iat, expSeconds: exp, leadSeconds }, now, this.random);
-    sub.cancelRefresh = this.at(refreshAt, () => {
-      sub.cancelRefresh = null;
-      this.send(refreshTokenFrameText(sub.sid, exp));
-    });
-    // The same instant from which this relay would refuse the token itself (exp plus the skew it
-    // tolerates): a subscription lives exactly as long as its token would still be accepted.
-    sub.cancelExpiry = this.at((exp + this.deps.clockSkewSeconds) * 1000, () => {
-      sub.cancelExpiry = null;
-      this.deps.metrics.refreshes.inc({ outcome: 'expired' });
-      this.unsubscribe(sub.sid, 'token_expired');
-    });
-  }
-
-  /** Runs `fn` once the clock reaches `atMs`. */
-  private at(atMs: number, fn: () => void): Cancel {
-    let cancel: Cancel = () => undefined;
-    const arm = (): void => {
-      const delay = atMs - this.clock.now();
-      // Timers fire at once for delays past 2^31-1 ms (~24.8 days); a token from an issuer with
-      // long lifetimes must not be expired on arrival, so such waits are re-armed in steps.
-      cancel = this.clock.after(clampDelay(delay), () => (delay > MAX_TIMER_MS ? arm() : fn()));
-    };
-    arm();
-    return () => cancel();
-  }
-
-  private cancelTimers(sub: Extract<SessionSub, { state: 'active' }>): void {
-    sub.cancelRefresh?.();
-    sub.cancelExpiry?.();
-    sub.cancelRefresh = null;
-    sub.cancelExpiry = null;
+    sub.timers.schedule(
+      claims,
+      () => this.send(refreshTokenFrameText(sub.sid, exp)),
+      () => {
+        this.deps.metrics.refreshes.inc({ outcome: 'expired' });
+        this.unsubscribe(sub.sid, 'token_expired');
+      },
+    );
   }
 
   private drop(sub: SessionSub): void {
@@ -332,15 +304,9 @@ export class Session {
 
   private release(sub: SessionSub): void {
     if (sub.state !== 'active') return;
-    this.cancelTimers(sub);
+    sub.timers.cancel();
     sub.hub.unsubscribe(sub.hubSub);
     this.streams.delete(sub.stream);
     this.deps.metrics.subscriptions.dec();
   }
-}
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function clampDelay(ms: number): number {
-  return Math.min(MAX_TIMER_MS, Math.max(0, ms));
 }
