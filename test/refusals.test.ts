@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SignJWT, generateKeyPair } from 'jose';
+import { SignJWT, generateKeyPair, importJWK } from 'jose';
 import { waitFor } from '@streamgate/testkit';
 import type { ErrorCode } from '@streamgate/protocol';
 import { metricValue, useFleet } from './support/startFleet.js';
@@ -45,6 +45,7 @@ describe('refusal matrix', () => {
     const stranger = await generateKeyPair('ES256', { extractable: true });
     const unknownKid = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'nobody-knows-me', typ: 'JWT' }).sign(stranger.privateKey);
     const mint = (over: Parameters<typeof mintToken>[1]): Promise<string> => mintToken(fleet.signingKey, over);
+    const noKid = await new SignJWT(claims).setProtectedHeader({ alg: fleet.signingKey.alg, typ: 'JWT' }).sign(await importJWK(fleet.signingKey, fleet.signingKey.alg));
     const base = { stream: demoStream, redis: fleet.redis.url };
     const otherStream = await fleet.trpc.demo.token.query({ stream: `${stream}-other`, user: 'eve' });
     // Same stream and Redis, signed by the auth key, but for another user.
@@ -66,6 +67,9 @@ describe('refusal matrix', () => {
       { sid: 'unknown-kid', code: 'token_kid_unknown', frame: { op: 'subscribe', token: unknownKid } },
       { sid: 'tampered', code: 'token_signature_invalid', frame: { op: 'subscribe', token: `${header}.${b64({ ...claims, stream: 'demo:somebody-elses' })}.${signature}` } },
       { sid: 'redis-elsewhere', code: 'redis_not_allowed', frame: { op: 'subscribe', token: await mint({ ...base, redis: 'redis://10.20.30.40:6379/0' }) } },
+      // kid is required (docs/protocol.md §10), even though this key set could be tried by type.
+      { sid: 'no-kid', code: 'token_malformed', frame: { op: 'subscribe', token: noKid } },
+      { sid: 'redis-credentials', code: 'token_claims_invalid', frame: { op: 'subscribe', token: await mint({ ...base, redis: 'redis://user:secret@10.20.30.40:6379/0' }) } },
       { sid: 'other-stream', code: 'token_stream_mismatch', frame: { op: 'refresh', token: otherStream.token, target: 'good' } },
       { sid: 'other-subject', code: 'token_subject_mismatch', frame: { op: 'refresh', token: otherSubject, target: 'good' } },
     ];
@@ -108,7 +112,7 @@ describe('refusal matrix', () => {
       expect(gapsAndDuplicates(bystander.seqs, 0, total)).toBeNull();
       expect(bystander.errors).toEqual([]);
 
-      // The socket that was refused fifteen times still got every event of its good subscription.
+      // The socket that was refused at every case still got every event of its good subscription.
       const goodSeqs = (): number[] => socket.frames.flatMap((f) => (f.op === 'event' ? [(f.data as { seq: number }).seq] : []));
       await waitFor(() => goodSeqs().length >= total, { timeoutMs: 30_000, message: 'the refused socket lost its good subscription' });
       expect(gapsAndDuplicates(goodSeqs(), 0, total)).toBeNull();
