@@ -46,7 +46,7 @@ describe('MemoryStreamSource', () => {
     const source = new MemoryStreamSource({
       entries: (stream, entries: readonly StreamEntry[]) => got.push(...entries.map((e): [string, string] => [stream, e.id])),
       failed: (stream) => failed.push(stream),
-      reset: () => undefined,
+      reset: (stream) => got.push([stream, 'reset']),
     });
     const first = source.append('a', ['data', '1'], '1-0');
     source.watch('a', first);
@@ -74,5 +74,31 @@ describe('MemoryStreamSource', () => {
     expect(source.isWatched('a')).toBe(false);
     source.deleteKey('a');
     expect(source.append('a', ['data', 'x'], '1-0')).toBe('1-0');
+  });
+
+  it('reports a deleted and recreated key with reset, then every entry of the new incarnation', async () => {
+    const got: string[] = [];
+    const source = new MemoryStreamSource({
+      entries: (_stream, entries) => got.push(...entries.map((e) => e.id)),
+      failed: () => undefined,
+      reset: (stream) => got.push(`reset ${stream}`),
+    });
+    source.append('r', ['data', '1'], '5-0');
+    source.watch('r', '5-0');
+    source.deleteKey('r');
+    await source.settled();
+    expect(got).toEqual([]);
+    source.append('r', ['data', '1'], '1-1');
+    source.append('r', ['data', '2'], '1-2');
+    await source.settled();
+    source.append('r', ['data', '3'], '1-3');
+    await source.settled();
+    expect(got).toEqual(['reset r', '1-1', '1-2', '1-3']);
+    // A key that did not exist when watched is a first incarnation, not a reset.
+    source.watch('fresh', '0-0');
+    source.append('fresh', ['data', '1'], '1-0');
+    await source.settled();
+    expect(got.at(-1)).toBe('1-0');
+    expect(got.filter((g) => g.startsWith('reset'))).toEqual(['reset r']);
   });
 });

@@ -4,6 +4,8 @@ import type { RangePage, SourceError, SourceListener, SourceResult, StreamEntry,
 
 interface StoredStream {
   kind: 'stream';
+  /** Which creation of the key this is: a DEL and a later XADD make a new one. */
+  readonly incarnation: number;
   readonly entries: StreamEntry[];
   lastGeneratedId: StreamId;
   entriesAdded: number;
@@ -26,7 +28,9 @@ const WRONG_TYPE: SourceError = { code: 'source_wrong_type', retryable: false, m
  */
 export class MemoryStreamSource implements StreamSource {
   private readonly keys = new Map<StreamName, StoredKey>();
-  private readonly cursors = new Map<StreamName, StreamId>();
+  /** Read position of each watched stream, and the incarnation it belongs to (null: no key when watched). */
+  private readonly cursors = new Map<StreamName, { id: StreamId; incarnation: number | null }>();
+  private incarnations = 0;
   private listener: SourceListener | null;
   private isHealthy = true;
   private failures: SourceError[] = [];
@@ -67,7 +71,14 @@ export class MemoryStreamSource implements StreamSource {
   append(stream: StreamName, fields: readonly string[], id?: StreamId): StreamId {
     const key = this.keys.get(stream);
     if (key?.kind === 'other') throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
-    const s: StoredStream = key ?? { kind: 'stream', entries: [], lastGeneratedId: '0-0', entriesAdded: 0, maxDeletedEntryId: '0-0' };
+    const s: StoredStream = key ?? {
+      kind: 'stream',
+      incarnation: ++this.incarnations,
+      entries: [],
+      lastGeneratedId: '0-0',
+      entriesAdded: 0,
+      maxDeletedEntryId: '0-0',
+    };
     const next = id ?? this.nextId(s.lastGeneratedId);
     if (compareStreamIds(next, s.lastGeneratedId) <= 0) {
       throw new Error('ERR The ID specified in XADD is equal or smaller than the target stream top item');
@@ -104,7 +115,10 @@ export class MemoryStreamSource implements StreamSource {
     if (compareStreamIds(id, s.maxDeletedEntryId) > 0) s.maxDeletedEntryId = id;
   }
 
-  /** DEL: the key and its metadata are gone; a later append starts a new incarnation. */
+  /**
+   * DEL: the key and its metadata are gone; a later append starts a new incarnation, which a
+   * watch reports with `reset` before handing over its first entries.
+   */
   deleteKey(stream: StreamName): void {
     this.keys.delete(stream);
   }
@@ -140,7 +154,7 @@ export class MemoryStreamSource implements StreamSource {
 
   watch(stream: StreamName, after: StreamId): void {
     if (this.cursors.has(stream)) return;
-    this.cursors.set(stream, after);
+    this.cursors.set(stream, { id: after, incarnation: this.stream(stream)?.incarnation ?? null });
     this.schedulePump();
   }
 
@@ -217,10 +231,22 @@ export class MemoryStreamSource implements StreamSource {
         this.listener.failed(stream, WRONG_TYPE);
         continue;
       }
-      const fresh = key === undefined ? [] : key.entries.filter((e) => compareStreamIds(e.id, cursor) > 0);
+      if (key === undefined) continue;
+      let after = cursor.id;
+      if (cursor.incarnation !== null && cursor.incarnation !== key.incarnation) {
+        // The key was deleted and recreated: read the new incarnation from its start.
+        after = '0-0';
+        this.cursors.set(stream, { id: after, incarnation: key.incarnation });
+        this.listener.reset(stream);
+        if (this.cursors.get(stream)?.incarnation !== key.incarnation) continue;
+      }
+      const fresh = key.entries.filter((e) => compareStreamIds(e.id, after) > 0);
       const last = fresh[fresh.length - 1];
-      if (last === undefined) continue;
-      this.cursors.set(stream, last.id);
+      if (last === undefined) {
+        this.cursors.set(stream, { id: after, incarnation: key.incarnation });
+        continue;
+      }
+      this.cursors.set(stream, { id: last.id, incarnation: key.incarnation });
       this.listener.entries(stream, fresh);
     }
   }
