@@ -22,7 +22,6 @@ const publicJwkSchema = z
 export const jwksFileSchema = z.object({
   keys: z
     .array(publicJwkSchema)
-    .min(1)
     .refine((keys) => new Set(keys.map((k) => k.kid)).size === keys.length, { message: 'every kid must be unique' }),
 });
 
