@@ -53,12 +53,20 @@ const heapUsed = async (relay: FleetRelay): Promise<number> => metricValue(await
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 async function closedWithin(ws: WebSocket, ms: number): Promise<number> {
-  return withDeadline(new Promise<number>((resolve) => ws.once('close', (code) => resolve(code))), ms, 'the relay kept a socket that sent a frame its transport refuses');
+  return withDeadline(
+    new Promise<number>((resolve) => ws.once('close', (code) => resolve(code))),
+    ms,
+    'the relay kept a socket that sent a frame its transport refuses',
+  );
 }
 
 async function openWs(url: string): Promise<WebSocket> {
   const ws = new WebSocket(url);
-  await withDeadline(new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject))), 10_000, 'socket never opened');
+  await withDeadline(
+    new Promise<void>((resolve, reject) => (ws.once('open', () => resolve()), ws.once('error', reject))),
+    10_000,
+    'socket never opened',
+  );
   return ws;
 }
 
@@ -66,11 +74,15 @@ describe('malformed input', () => {
   it('answers every kind of bad frame with its typed error and keeps the socket and the relay serving', async () => {
     const fleet = getFleet();
     const relay = relayOf(fleet);
-    const tokens = await Promise.all([0, 1, 2, 3].map(async (i) => (await fleet.trpc.demo.token.query({ stream: `malformed-${i}`, user: 'alice' })).token));
+    const tokens = await Promise.all(
+      [0, 1, 2, 3].map(async (i) => (await fleet.trpc.demo.token.query({ stream: `malformed-${i}`, user: 'alice' })).token),
+    );
     const before = await relay.metrics();
     const socket = await openRawSocket(relay.url);
     try {
-      expect(await socket.next((f) => f.op === 'welcome')).toMatchObject({ limits: { maxFrameBytes: MAX_FRAME_BYTES, maxSubscriptions: MAX_SUBSCRIPTIONS } });
+      expect(await socket.next((f) => f.op === 'welcome')).toMatchObject({
+        limits: { maxFrameBytes: MAX_FRAME_BYTES, maxSubscriptions: MAX_SUBSCRIPTIONS },
+      });
       const expectAnswer = async (frame: string | Buffer, code: ErrorCode, sid?: string): Promise<void> => {
         const seen = socket.frames.length;
         socket.send(frame);
@@ -112,8 +124,17 @@ describe('malformed input', () => {
       expect(await socket.next((f) => f.op === 'pong')).toMatchObject({ t: 42 });
       expect(socket.unparsed).toEqual([]);
       const after = await relay.metrics();
-      for (const code of ['frame_not_json', 'frame_invalid', 'frame_unknown_op', 'frame_too_large', 'frame_binary', 'too_many_subscriptions'] as const) {
-        const moved = metricValue(after, 'streamgate_relay_frame_errors_total', `code="${code}"`) - metricValue(before, 'streamgate_relay_frame_errors_total', `code="${code}"`);
+      for (const code of [
+        'frame_not_json',
+        'frame_invalid',
+        'frame_unknown_op',
+        'frame_too_large',
+        'frame_binary',
+        'too_many_subscriptions',
+      ] as const) {
+        const moved =
+          metricValue(after, 'streamgate_relay_frame_errors_total', `code="${code}"`) -
+          metricValue(before, 'streamgate_relay_frame_errors_total', `code="${code}"`);
         expect({ code, moved: moved > 0 }).toEqual({ code, moved: true });
       }
     } finally {
@@ -203,13 +224,18 @@ describe('fuzz', () => {
     const fleet = getFleet();
     const relay = relayOf(fleet);
     const started = Date.now();
-    const tokens = await Promise.all([0, 1, 2].map(async (i) => (await fleet.trpc.demo.token.query({ stream: `fuzz-${i}`, user: 'alice' })).token));
+    const tokens = await Promise.all(
+      [0, 1, 2].map(async (i) => (await fleet.trpc.demo.token.query({ stream: `fuzz-${i}`, user: 'alice' })).token),
+    );
     const ids = await publishSequence(fleet.redis.client(), 'fuzz-0', 0, 20);
     const fuzzer = new FrameFuzzer(prng(SEED), { tokens, from: ids[10] ?? '0-0', maxFrameBytes: MAX_FRAME_BYTES });
 
     // Warm-up: the same work at a twentieth of the volume, so that JIT code, pools and caches exist.
     for (const s of await fuzz(relay, fuzzer, 5_000, () => undefined)) s.close();
-    await waitFor(async () => metricValue(await relay.metrics(), 'streamgate_relay_connections') === 0, { timeoutMs: 10_000, message: 'warm-up sockets never closed' });
+    await waitFor(async () => metricValue(await relay.metrics(), 'streamgate_relay_connections') === 0, {
+      timeoutMs: 10_000,
+      message: 'warm-up sockets never closed',
+    });
     const baseline = await settledRss(relay);
     const baselineHeap = await heapUsed(relay);
 
@@ -233,7 +259,10 @@ describe('fuzz', () => {
     // Every frame the relay sent is a valid server frame.
     expect(sockets.flatMap((s) => s.raw.unparsed)).toEqual([]);
     for (const s of sockets) s.close();
-    await waitFor(async () => metricValue(await relay.metrics(), 'streamgate_relay_connections') === 0, { timeoutMs: 10_000, message: 'fuzz sockets never closed' });
+    await waitFor(async () => metricValue(await relay.metrics(), 'streamgate_relay_connections') === 0, {
+      timeoutMs: 10_000,
+      message: 'fuzz sockets never closed',
+    });
 
     // Sockets that send what the WebSocket layer refuses are dropped, and only they.
     for (let i = 0; i < 20; i++) {

@@ -59,12 +59,7 @@ describe('per-pod connection limits', () => {
       const burst = await Promise.all(Array.from({ length: 10 }, () => openRawSocket(limited.url)));
       sockets.push(...burst);
       const outcomes = await Promise.all(
-        burst.map((s) =>
-          Promise.race([
-            s.next((f) => f.op === 'welcome').then(() => 'admitted' as const),
-            s.closed.then((c) => c.code),
-          ]),
-        ),
+        burst.map((s) => Promise.race([s.next((f) => f.op === 'welcome').then(() => 'admitted' as const), s.closed.then((c) => c.code)])),
       );
       expect(outcomes.filter((o) => o === 'admitted').length).toBeLessThanOrEqual(2);
       expect(outcomes.filter((o) => o === CloseCode.connectionRateLimited).length).toBeGreaterThanOrEqual(8);

@@ -43,9 +43,13 @@ describe('refusal matrix', () => {
       .setProtectedHeader({ alg: 'HS256', kid: fleet.signingKey.kid, typ: 'JWT' })
       .sign(new TextEncoder().encode(JSON.stringify(publicJwk)));
     const stranger = await generateKeyPair('ES256', { extractable: true });
-    const unknownKid = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'nobody-knows-me', typ: 'JWT' }).sign(stranger.privateKey);
+    const unknownKid = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'nobody-knows-me', typ: 'JWT' })
+      .sign(stranger.privateKey);
     const mint = (over: Parameters<typeof mintToken>[1]): Promise<string> => mintToken(fleet.signingKey, over);
-    const noKid = await new SignJWT(claims).setProtectedHeader({ alg: fleet.signingKey.alg, typ: 'JWT' }).sign(await importJWK(fleet.signingKey, fleet.signingKey.alg));
+    const noKid = await new SignJWT(claims)
+      .setProtectedHeader({ alg: fleet.signingKey.alg, typ: 'JWT' })
+      .sign(await importJWK(fleet.signingKey, fleet.signingKey.alg));
     const base = { stream: demoStream, redis: fleet.redis.url };
     const otherStream = await fleet.trpc.demo.token.query({ stream: `${stream}-other`, user: 'eve' });
     // Same stream and Redis, signed by the auth key, but for another user.
@@ -58,18 +62,42 @@ describe('refusal matrix', () => {
       { sid: 'three-dots', code: 'token_malformed', frame: { op: 'subscribe', token: 'a.b.c' } },
       // alg none and HS256 share a code on purpose: both are "this algorithm is not in the relay's
       // configured set", the client's fix is the same, and a finer code would only teach a forger.
-      { sid: 'alg-none', code: 'token_algorithm_not_allowed', frame: { op: 'subscribe', token: `${b64({ alg: 'none', kid: fleet.signingKey.kid, typ: 'JWT' })}.${payload}.` } },
+      {
+        sid: 'alg-none',
+        code: 'token_algorithm_not_allowed',
+        frame: { op: 'subscribe', token: `${b64({ alg: 'none', kid: fleet.signingKey.kid, typ: 'JWT' })}.${payload}.` },
+      },
       { sid: 'hs256-public-key', code: 'token_algorithm_not_allowed', frame: { op: 'subscribe', token: hs256 } },
       { sid: 'wrong-aud', code: 'token_audience_invalid', frame: { op: 'subscribe', token: await mint({ ...base, aud: 'someone-else' }) } },
-      { sid: 'wrong-iss', code: 'token_issuer_invalid', frame: { op: 'subscribe', token: await mint({ ...base, iss: 'https://evil.example' }) } },
+      {
+        sid: 'wrong-iss',
+        code: 'token_issuer_invalid',
+        frame: { op: 'subscribe', token: await mint({ ...base, iss: 'https://evil.example' }) },
+      },
       { sid: 'expired', code: 'token_expired', frame: { op: 'subscribe', token: await mint({ ...base, iat: now - 600, exp: now - 300 }) } },
-      { sid: 'not-yet-valid', code: 'token_not_yet_valid', frame: { op: 'subscribe', token: await mint({ ...base, nbf: now + 600, exp: now + 900 }) } },
+      {
+        sid: 'not-yet-valid',
+        code: 'token_not_yet_valid',
+        frame: { op: 'subscribe', token: await mint({ ...base, nbf: now + 600, exp: now + 900 }) },
+      },
       { sid: 'unknown-kid', code: 'token_kid_unknown', frame: { op: 'subscribe', token: unknownKid } },
-      { sid: 'tampered', code: 'token_signature_invalid', frame: { op: 'subscribe', token: `${header}.${b64({ ...claims, stream: 'demo:somebody-elses' })}.${signature}` } },
-      { sid: 'redis-elsewhere', code: 'redis_not_allowed', frame: { op: 'subscribe', token: await mint({ ...base, redis: 'redis://10.20.30.40:6379/0' }) } },
+      {
+        sid: 'tampered',
+        code: 'token_signature_invalid',
+        frame: { op: 'subscribe', token: `${header}.${b64({ ...claims, stream: 'demo:somebody-elses' })}.${signature}` },
+      },
+      {
+        sid: 'redis-elsewhere',
+        code: 'redis_not_allowed',
+        frame: { op: 'subscribe', token: await mint({ ...base, redis: 'redis://10.20.30.40:6379/0' }) },
+      },
       // kid is required (docs/protocol.md §10), even though this key set could be tried by type.
       { sid: 'no-kid', code: 'token_malformed', frame: { op: 'subscribe', token: noKid } },
-      { sid: 'redis-credentials', code: 'token_claims_invalid', frame: { op: 'subscribe', token: await mint({ ...base, redis: 'redis://user:secret@10.20.30.40:6379/0' }) } },
+      {
+        sid: 'redis-credentials',
+        code: 'token_claims_invalid',
+        frame: { op: 'subscribe', token: await mint({ ...base, redis: 'redis://user:secret@10.20.30.40:6379/0' }) },
+      },
       { sid: 'other-stream', code: 'token_stream_mismatch', frame: { op: 'refresh', token: otherStream.token, target: 'good' } },
       { sid: 'other-subject', code: 'token_subject_mismatch', frame: { op: 'refresh', token: otherSubject, target: 'good' } },
     ];

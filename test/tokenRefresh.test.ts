@@ -97,7 +97,13 @@ describe('token refresh in place', () => {
     const stream = demoStream.for('refresh-mismatch').name;
     const now = Math.floor(Date.now() / 1000);
     const mint = (claims: { stream?: string; sub?: string }): Promise<string> =>
-      mintToken(fleet.signingKey, { stream: claims.stream ?? stream, sub: claims.sub ?? 'alice', redis: fleet.redis.url, iat: now, exp: now + 60 });
+      mintToken(fleet.signingKey, {
+        stream: claims.stream ?? stream,
+        sub: claims.sub ?? 'alice',
+        redis: fleet.redis.url,
+        iat: now,
+        exp: now + 60,
+      });
     const socket = await openRawSocket(relay.url);
     try {
       socket.send(JSON.stringify({ op: 'subscribe', sid: 'm', token: await mint({}) }));

@@ -36,10 +36,18 @@ describe('Session refresh timing', () => {
         sendFrame(session, { op: 'subscribe', sid: stream, token: await h.tokens.sign({ stream, iat, exp }) });
       }
     }
-    await waitFor(() => sockets.every(({ conn }) => conn.framesOf('live').length === 100), { timeoutMs: 30_000, message: 'not all 1,000 subscriptions went live' });
+    await waitFor(() => sockets.every(({ conn }) => conn.framesOf('live').length === 100), {
+      timeoutMs: 30_000,
+      message: 'not all 1,000 subscriptions went live',
+    });
 
     h.clock.advanceTo(exp * 1000 - 1);
-    const times = [...refreshTimes(h, sockets.map((s) => s.conn)).values()];
+    const times = [
+      ...refreshTimes(
+        h,
+        sockets.map((s) => s.conn),
+      ).values(),
+    ];
     expect(times).toHaveLength(1_000);
     // The documented window: a third of the lifetime, closing max(lead, skew) before exp.
     const { startMs, endMs } = tokenRefreshWindow({ iatSeconds: iat, expSeconds: exp, leadSeconds: Math.max(LEAD_S, SKEW_S) });
@@ -68,7 +76,10 @@ describe('Session refresh timing', () => {
     sendFrame(session, { op: 'refresh', sid: 'late', token: await h.tokens.sign({ stream: 'late', iat: iat2, exp: iat2 + 600 }) });
     await waitFor(() => conn.framesOf('refreshed').length === 1, { timeoutMs: 5_000, message: 'never refreshed' });
     h.clock.advanceTo((iat2 + 600) * 1000 - 1);
-    const second = conn.records().map((f, i) => ({ f, t: conn.times[i] })).filter(({ f }) => f.op === 'refresh_token');
+    const second = conn
+      .records()
+      .map((f, i) => ({ f, t: conn.times[i] }))
+      .filter(({ f }) => f.op === 'refresh_token');
     // Midway (random 0.5) through [exp2 − 30 − 200, exp2 − 30].
     expect(second.map(({ t }) => t)).toEqual([(iat + 535) * 1000, (iat2 + 600 - 30 - 100) * 1000]);
     expect(conn.framesOf('unsubscribed')).toEqual([]);

@@ -10,7 +10,10 @@ async function next(conn: FakeConnection, op: string, sid?: string, after = 0): 
   let found: Record<string, unknown> | undefined;
   await waitFor(
     () => {
-      found = conn.records().slice(after).find((f) => f.op === op && (sid === undefined || f.sid === sid));
+      found = conn
+        .records()
+        .slice(after)
+        .find((f) => f.op === op && (sid === undefined || f.sid === sid));
       return found !== undefined;
     },
     { timeoutMs: 5_000, message: `no ${op} frame${sid === undefined ? '' : ` for ${sid}`}; got ${conn.texts.join(' ')}` },
@@ -28,7 +31,9 @@ describe('Session', () => {
   it('opens with welcome carrying the protocol version, the node and the limits', async () => {
     const h = await SessionHarness.create({ maxFrameBytes: 1_000, maxSubscriptions: 7 });
     const { conn } = h.open();
-    expect(conn.frames).toEqual([{ op: 'welcome', protocol: PROTOCOL_VERSION, node: 'relay-test', limits: { maxFrameBytes: 1_000, maxSubscriptions: 7 } }]);
+    expect(conn.frames).toEqual([
+      { op: 'welcome', protocol: PROTOCOL_VERSION, node: 'relay-test', limits: { maxFrameBytes: 1_000, maxSubscriptions: 7 } },
+    ]);
     expect(await metric(h, 'streamgate_relay_connections')).toBe(1);
   });
 
@@ -234,7 +239,12 @@ describe('Session', () => {
     await next(conn, 'live', 'd1');
     send(session, { op: 'subscribe', sid: 'pending', token: await h.tokens.sign({ stream: 'd2' }) });
     session.drain(1234);
-    expect(conn.frames.at(-1)).toEqual({ op: 'reconnect', reason: 'drain', positions: [{ sid: 'd1', stream: 'd1', id }], sinceDrainMs: 1234 });
+    expect(conn.frames.at(-1)).toEqual({
+      op: 'reconnect',
+      reason: 'drain',
+      positions: [{ sid: 'd1', stream: 'd1', id }],
+      sinceDrainMs: 1234,
+    });
     expect(conn.closedWith?.code).toBe(CloseCode.drainReconnect);
     const count = conn.texts.length;
     session.drain(2000);
@@ -253,13 +263,19 @@ describe('Session', () => {
     conn.disconnect();
     // The edge may report a close twice (refused in onOpen, then closed): the second is a no-op.
     session.onClose();
-    await waitFor(async () => (await metric(h, 'streamgate_relay_subscriptions')) === 0, { timeoutMs: 5_000, message: 'subscriptions not released' });
+    await waitFor(async () => (await metric(h, 'streamgate_relay_subscriptions')) === 0, {
+      timeoutMs: 5_000,
+      message: 'subscriptions not released',
+    });
     // The late token check of `b` must not create a subscription on a closed socket.
     send(session, { op: 'ping' });
     expect(conn.framesOf('subscribed').map((f) => f.sid)).toEqual(['a']);
     expect(h.clock.pending).toBe(0);
     // The stream lingers (0 ms here), then the source stops reading it.
-    await waitFor(() => !h.source.isWatched('gone-a'), { timeoutMs: 5_000, message: 'stream still watched after its last subscriber left' });
+    await waitFor(() => !h.source.isWatched('gone-a'), {
+      timeoutMs: 5_000,
+      message: 'stream still watched after its last subscriber left',
+    });
   });
 
   it('closes a socket with 4400 after 100 unusable frames in a row, and only then', async () => {

@@ -39,7 +39,6 @@ export interface SessionDeps {
   readonly random?: () => number;
 }
 
-
 type SessionSub =
   | { state: 'authorizing'; sid: string }
   | {
@@ -76,7 +75,9 @@ export class Session {
 
   open(): void {
     this.deps.metrics.connections.inc();
-    this.conn.send(welcomeFrameText(this.deps.nodeId, { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions }));
+    this.conn.send(
+      welcomeFrameText(this.deps.nodeId, { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions }),
+    );
   }
 
   onBinary(): void {
@@ -192,7 +193,8 @@ export class Session {
 
   private async subscribe(frame: SubscribeFrame): Promise<void> {
     const { sid } = frame;
-    if (this.subs.has(sid)) return this.reject(relayError('duplicate_subscription', `subscription ${sid} already exists on this socket`), sid);
+    if (this.subs.has(sid))
+      return this.reject(relayError('duplicate_subscription', `subscription ${sid} already exists on this socket`), sid);
     if (this.subs.size >= this.deps.maxSubscriptions) {
       this.deps.metrics.limitBreaches.inc({ limit: 'subscriptions' });
       return this.reject(relayError('too_many_subscriptions', `at most ${this.deps.maxSubscriptions} subscriptions per socket`), sid);
@@ -271,7 +273,8 @@ export class Session {
     if (verified.ok) {
       const c = verified.claims;
       if (c.sub !== sub.subject) error = relayError('token_subject_mismatch', 'refreshed token names another subject');
-      else if (c.stream !== sub.stream || c.redis !== sub.target) error = relayError('token_stream_mismatch', 'refreshed token names another stream');
+      else if (c.stream !== sub.stream || c.redis !== sub.target)
+        error = relayError('token_stream_mismatch', 'refreshed token names another stream');
     }
     if (error !== null || !verified.ok) {
       this.deps.metrics.refreshes.inc({ outcome: 'refused' });

@@ -123,7 +123,9 @@ describe('TokenVerifier', () => {
   it('refuses a redis claim carrying credentials as token_claims_invalid naming the claim', async () => {
     for (const redis of ['redis://user:pw@127.0.0.1:6390/0', 'redis://:pw@127.0.0.1:6390/0', 'rediss://user@127.0.0.1:6390/0']) {
       const result = await verifier.verify(await sign({ redis }));
-      expect(result.ok ? 'ok' : `${result.error.code}: ${result.error.message}`).toMatch(/^token_claims_invalid: claim redis: .*no credentials/);
+      expect(result.ok ? 'ok' : `${result.error.code}: ${result.error.message}`).toMatch(
+        /^token_claims_invalid: claim redis: .*no credentials/,
+      );
     }
   });
 

@@ -89,7 +89,8 @@ export function mapJoseError(error: unknown): RelayError {
   if (error instanceof errors.JWSSignatureVerificationFailed) return relayError('token_signature_invalid', 'token signature is invalid');
   if (error instanceof errors.JWKSTimeout) return relayError('jwks_unavailable', 'signing keys could not be fetched in time');
   if (error instanceof errors.JWKSInvalid) return relayError('jwks_unavailable', 'signing key set is invalid');
-  if (error instanceof errors.JOSENotSupported) return relayError('token_algorithm_not_allowed', 'token algorithm or key type is not supported');
+  if (error instanceof errors.JOSENotSupported)
+    return relayError('token_algorithm_not_allowed', 'token algorithm or key type is not supported');
   if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) {
     return relayError('token_malformed', 'token is not a well-formed JWS compact JWT');
   }

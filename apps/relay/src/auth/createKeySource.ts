@@ -12,9 +12,7 @@ export interface KeySource {
   close(): void;
 }
 
-export type KeySourceConfig =
-  | { kind: 'remote'; url: string; refreshSeconds: number }
-  | { kind: 'file'; path: string };
+export type KeySourceConfig = { kind: 'remote'; url: string; refreshSeconds: number } | { kind: 'file'; path: string };
 
 /**
  * The relay's signing keys. A remote JWKS is fetched at boot and refreshed in the background,

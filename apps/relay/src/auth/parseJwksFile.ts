@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { JSONWebKeySet } from 'jose';
 
-const base64url = z.string().min(1).regex(/^[A-Za-z0-9_-]+$/, 'must be base64url without padding');
+const base64url = z
+  .string()
+  .min(1)
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be base64url without padding');
 const common = {
   kid: z.string().min(1).max(128),
   use: z.literal('sig').optional(),

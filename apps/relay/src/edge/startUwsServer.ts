@@ -97,8 +97,7 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
         .then(answer)
         .then(
           (a) => (aborted ? undefined : respond(res, a)),
-          (error: unknown) =>
-            aborted ? undefined : respond(res, { status: 500, contentType: 'text/plain', body: String(error) }),
+          (error: unknown) => (aborted ? undefined : respond(res, { status: 500, contentType: 'text/plain', body: String(error) })),
         );
     });
   }
@@ -139,6 +138,9 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
 
 function respond(res: HttpResponse, answer: HttpAnswer): void {
   res.cork(() => {
-    res.writeStatus(`${answer.status} ${answer.status === 200 ? 'OK' : 'Error'}`).writeHeader('content-type', answer.contentType).end(answer.body);
+    res
+      .writeStatus(`${answer.status} ${answer.status === 200 ? 'OK' : 'Error'}`)
+      .writeHeader('content-type', answer.contentType)
+      .end(answer.body);
   });
 }

@@ -7,9 +7,7 @@ export interface AdmissionLimits {
   readonly maxConnectionsPerSecond: number;
 }
 
-export type Admission =
-  | { ok: true }
-  | { ok: false; limit: 'connections' | 'connection_rate'; code: number; reason: string };
+export type Admission = { ok: true } | { ok: false; limit: 'connections' | 'connection_rate'; code: number; reason: string };
 
 /**
  * Decides whether a new socket may stay. After a deploy every client of the old pods arrives at

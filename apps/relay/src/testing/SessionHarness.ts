@@ -90,7 +90,6 @@ export class SessionHarness {
     session.open();
     return { conn, session };
   }
-
 }
 
 /** Hands a client frame to a session as the edge would (an object is serialized first). */
