@@ -1,26 +1,22 @@
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import { ExitCode, FaultPolicy, configError, exitOnConfigError } from '@streamgate/boot';
+import { bootApp, configError, exitOnConfigError } from '@streamgate/boot';
+import type { FaultPolicy } from '@streamgate/boot';
 import { RedisDemandRegistry } from '@streamgate/demand';
 import { createTokenIssuer } from '@streamgate/server';
 import { parseAuthConfig } from './config.js';
+import type { AuthConfig } from './config.js';
 import { createAuthMetrics } from './createAuthMetrics.js';
 import { createAuthServer } from './createAuthServer.js';
+import type { AuthServer } from './createAuthServer.js';
 import { combineObservers, createDemandObserver } from './createDemandObserver.js';
 import { createDemoRouter } from './demoRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
 
-const bootLogger = pino({ name: 'streamgate-auth' });
-// Auth holds no state worth a drain: a fault exits at once and Kubernetes restarts the pod.
-const faults = new FaultPolicy({ app: 'auth', log: bootLogger }).install();
-
-async function main(): Promise<void> {
-  const parsed = parseAuthConfig(process.env);
-  if (!parsed.ok) exitOnConfigError(bootLogger, parsed.error);
-  const config = parsed.config;
-  const logger = pino({ name: 'streamgate-auth', level: config.logLevel });
-
+/** Everything from the signing keys to the "listening" line; a throw is a failed start (exit 1). */
+async function startAuth(config: AuthConfig, logger: Logger, faults: FaultPolicy): Promise<{ server: AuthServer; demandRedis: Redis | null }> {
   const loaded = await loadSigningKeys(config.signingKeys);
   if (!loaded.ok) {
     const variable = config.signingKeys.kind === 'file' ? 'AUTH_SIGNING_KEYS_FILE' : 'AUTH_SIGNING_KEYS';
@@ -70,22 +66,30 @@ async function main(): Promise<void> {
   // Test harnesses read the port from this line; keep "msg":"listening" and a numeric "port".
   logger.info({ port: server.port, host: server.host, kids: keys.all.map((k) => k.kid) }, 'listening');
 
-  const shutdown = (signal: NodeJS.Signals): void => {
-    logger.info({ signal }, 'shutting down');
-    demandRedis?.disconnect();
-    server.close().then(
-      () => logger.info('closed'),
-      (error: unknown) => {
-        logger.error({ err: error }, 'close failed');
-        process.exitCode = 1;
-      },
-    );
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  return { server, demandRedis };
 }
 
-main().catch((error: unknown) => {
-  bootLogger.fatal({ err: error, exitCode: ExitCode.startup }, 'auth service failed to start');
-  process.exit(ExitCode.startup);
+// Auth holds no state worth a drain: a fault exits at once and Kubernetes restarts the pod.
+const bootLogger = pino({ name: 'streamgate-auth' });
+const { log: logger, app: auth } = await bootApp({
+  app: 'auth',
+  bootLog: bootLogger,
+  parseConfig: () => parseAuthConfig(process.env),
+  log: (config) => pino({ name: 'streamgate-auth', level: config.logLevel }),
+  create: startAuth,
+  failedToStart: { message: 'auth service failed to start', by: 'bootLog' },
 });
+
+const shutdown = (signal: NodeJS.Signals): void => {
+  logger.info({ signal }, 'shutting down');
+  auth.demandRedis?.disconnect();
+  auth.server.close().then(
+    () => logger.info('closed'),
+    (error: unknown) => {
+      logger.error({ err: error }, 'close failed');
+      process.exitCode = 1;
+    },
+  );
+};
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);

@@ -6,3 +6,5 @@ export { ExitCode } from './exitCodes.js';
 export { exitOnConfigError } from './exitOnConfigError.js';
 export { FaultPolicy } from './FaultPolicy.js';
 export type { FaultKind } from './FaultPolicy.js';
+export { bootApp } from './bootApp.js';
+export type { AppLog, BootAppOptions, BootedApp, BootTarget } from './bootApp.js';
