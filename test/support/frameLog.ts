@@ -1,6 +1,5 @@
-import WebSocket from 'ws';
-import { waitFor, withDeadline } from '@streamgate/testkit';
-import { rawText } from './rawSocket.js';
+import { waitFor } from '@streamgate/testkit';
+import { openSocket, rawText } from './rawSocket.js';
 
 /** A server frame as it came over the wire, whether or not this checkout's schemas know its op. */
 export interface WireFrame {
@@ -50,17 +49,8 @@ function toWireFrame(raw: string): WireFrame {
  * this checkout may not parse yet (a test of a new frame must see it where it arrives).
  */
 export async function openFrameLog(url: string): Promise<FrameLog> {
-  const ws = new WebSocket(url);
   const frames: WireFrame[] = [];
-  ws.on('message', (data) => frames.push(toWireFrame(rawText(data))));
-  await withDeadline(
-    new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    }),
-    10_000,
-    `could not open ${url}`,
-  );
+  const ws = await openSocket(url, (socket) => socket.on('message', (data) => frames.push(toWireFrame(rawText(data)))));
   return {
     frames,
     send: (frame) => ws.send(JSON.stringify(frame)),

@@ -19,12 +19,29 @@ export function rawText(data: WebSocket.RawData): string {
   return Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8');
 }
 
-export async function openRawSocket(url: string): Promise<RawSocket> {
+/**
+ * Opens a socket, or fails within 10 s. `listen` attaches the handlers before the socket can
+ * emit anything, so no early frame or close is missed.
+ */
+export async function openSocket(url: string, listen: (ws: WebSocket) => void): Promise<WebSocket> {
   const ws = new WebSocket(url);
+  listen(ws);
+  await withDeadline(
+    new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    }),
+    10_000,
+    `could not open ${url}`,
+  );
+  return ws;
+}
+
+export async function openRawSocket(url: string): Promise<RawSocket> {
   const frames: ServerFrame[] = [];
   const unparsed: string[] = [];
   const waiters: Array<{ match: (f: ServerFrame) => boolean; resolve: (f: ServerFrame) => void }> = [];
-  ws.on('message', (data) => {
+  const onMessage = (data: WebSocket.RawData): void => {
     const text = rawText(data);
     const parsed = parseServerFrame(text);
     if (!parsed.ok) {
@@ -39,18 +56,13 @@ export async function openRawSocket(url: string): Promise<RawSocket> {
         w.resolve(parsed.frame);
       }
     }
+  };
+  let onClose: (closed: { code: number; reason: string }) => void = () => undefined;
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => (onClose = resolve));
+  const ws = await openSocket(url, (socket) => {
+    socket.on('message', onMessage);
+    socket.on('close', (code, reason) => onClose({ code, reason: String(reason) }));
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
-  );
-  await withDeadline(
-    new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    }),
-    10_000,
-    `could not open ${url}`,
-  );
   return {
     frames,
     unparsed,
