@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import { RedisStreamSource } from './RedisStreamSource.js';
+import { testSourceOptions } from './testing/testSourceOptions.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -16,24 +17,18 @@ function source(recreationCheckIntervalMs: number) {
   const log: string[] = [];
   const recreated: string[] = [];
   const reads: string[] = [];
-  const src = new RedisStreamSource({
-    target: redis.url,
-    username: undefined,
-    password: undefined,
-    blockMs: 10_000,
-    readCount: 100,
-    maxStreamsPerReader: 1_000,
-    connectionName: 'recreated-test',
-    listener: {
-      entries: (stream, entries) => log.push(...entries.map((e) => `${stream} ${e.id}`)),
-      failed: (stream) => log.push(`${stream} failed`),
-      reset: (stream) => log.push(`${stream} reset`),
-    },
-    onError: () => undefined,
-    onRead: (kind) => reads.push(kind),
-    onRecreated: (stream) => recreated.push(stream),
-    recreationCheckIntervalMs,
-  });
+  const src = new RedisStreamSource(
+    testSourceOptions(redis.url, 'recreated-test', {
+      listener: {
+        entries: (stream, entries) => log.push(...entries.map((e) => `${stream} ${e.id}`)),
+        failed: (stream) => log.push(`${stream} failed`),
+        reset: (stream) => log.push(`${stream} reset`),
+      },
+      onRead: (kind) => reads.push(kind),
+      onRecreated: (stream) => recreated.push(stream),
+      recreationCheckIntervalMs,
+    }),
+  );
   return { src, log, recreated, reads };
 }
 

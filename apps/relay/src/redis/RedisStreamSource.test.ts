@@ -3,6 +3,7 @@ import { startRedis, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import type { SourceError, StreamEntry } from '../core/StreamSource.js';
 import { RedisStreamSource } from './RedisStreamSource.js';
+import { testSourceOptions } from './testing/testSourceOptions.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -16,22 +17,17 @@ function source(blockMs: number) {
   const got = new Map<string, string[]>();
   const failed: Array<[string, SourceError]> = [];
   const errors: string[] = [];
-  const src = new RedisStreamSource({
-    target: redis.url,
-    username: undefined,
-    password: undefined,
-    blockMs,
-    readCount: 100,
-    maxStreamsPerReader: 1_000,
-    connectionName: 'source-test',
-    listener: {
-      entries: (stream: string, entries: readonly StreamEntry[]) => got.set(stream, [...(got.get(stream) ?? []), ...entries.map((e) => e.id)]),
-      failed: (stream, error) => failed.push([stream, error]),
-      reset: () => undefined,
-    },
-    onError: (operation, error) => errors.push(`${operation}: ${error.message}`),
-    onRead: () => undefined,
-  });
+  const src = new RedisStreamSource(
+    testSourceOptions(redis.url, 'source-test', {
+      blockMs,
+      listener: {
+        entries: (stream: string, entries: readonly StreamEntry[]) => got.set(stream, [...(got.get(stream) ?? []), ...entries.map((e) => e.id)]),
+        failed: (stream, error) => failed.push([stream, error]),
+        reset: () => undefined,
+      },
+      onError: (operation, error) => errors.push(`${operation}: ${error.message}`),
+    }),
+  );
   return { src, got, failed, errors };
 }
 
@@ -39,21 +35,14 @@ describe('RedisStreamSource', () => {
   it('reports a frozen server unhealthy once a PING goes unanswered, healthy again when it answers, and counts reconnects', async () => {
     await using frozen = await startRedis();
     const reconnects: string[] = [];
-    const src = new RedisStreamSource({
-      target: frozen.url,
-      username: undefined,
-      password: undefined,
-      blockMs: 1_000,
-      readCount: 100,
-      maxStreamsPerReader: 1_000,
-      connectionName: 'probe-test',
-      listener: { entries: () => undefined, failed: () => undefined, reset: () => undefined },
-      onError: () => undefined,
-      onRead: () => undefined,
-      onReconnect: (connection) => reconnects.push(connection),
-      probeIntervalMs: 100,
-      probeTimeoutMs: 300,
-    });
+    const src = new RedisStreamSource(
+      testSourceOptions(frozen.url, 'probe-test', {
+        blockMs: 1_000,
+        onReconnect: (connection) => reconnects.push(connection),
+        probeIntervalMs: 100,
+        probeTimeoutMs: 300,
+      }),
+    );
     try {
       src.watch('probe-a', '0-0');
       await waitFor(() => src.healthy, { timeoutMs: 5_000, message: 'source never became healthy' });

@@ -4,6 +4,7 @@ import type { RedisServer } from '@streamgate/testkit';
 import type { StreamEntry } from '../core/StreamSource.js';
 import { DATA_NOT_UTF8 } from './parseReplies.js';
 import { RedisStreamSource } from './RedisStreamSource.js';
+import { testSourceOptions } from './testing/testSourceOptions.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -18,18 +19,11 @@ const invalid = Buffer.concat([Buffer.from('{"s":"'), Buffer.from([0xc3, 0x28]),
 describe('RedisStreamSource and a data value that is not UTF-8', () => {
   it('marks it malformed in live reads and in catch-up pages, and leaves its neighbours alone', async () => {
     const got: StreamEntry[] = [];
-    const src = new RedisStreamSource({
-      target: redis.url,
-      username: undefined,
-      password: undefined,
-      blockMs: 10_000,
-      readCount: 100,
-      maxStreamsPerReader: 1_000,
-      connectionName: 'utf8-test',
-      listener: { entries: (_, entries) => got.push(...entries), failed: () => undefined, reset: () => undefined },
-      onError: () => undefined,
-      onRead: () => undefined,
-    });
+    const src = new RedisStreamSource(
+      testSourceOptions(redis.url, 'utf8-test', {
+        listener: { entries: (_, entries) => got.push(...entries), failed: () => undefined, reset: () => undefined },
+      }),
+    );
     const r = redis.client();
     try {
       src.watch('utf8', '0-0');
