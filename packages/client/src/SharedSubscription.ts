@@ -9,6 +9,7 @@ import type {
   StreamResetFrame,
   SubscribedFrame,
 } from '@streamgate/protocol';
+import { RetryTimer } from './RetryTimer.js';
 import { StreamToken } from './StreamToken.js';
 import type { TokenSource } from './StreamToken.js';
 import type { Subscriber } from './SubscriptionHandle.js';
@@ -31,8 +32,7 @@ export class SharedSubscription {
   #phase: SharedSubscriptionPhase = 'idle';
   /** Set while a fresh token is fetched before a subscribe, so only one subscribe is prepared. */
   #preparing = false;
-  #retryAttempt = 0;
-  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #retry = new RetryTimer();
 
   /** `random` draws each token's renewal moment. */
   constructor(token: RelaySubscription<unknown>, random?: () => number) {
@@ -58,7 +58,7 @@ export class SharedSubscription {
    * may be sent now.
    */
   get canSubscribe(): boolean {
-    return this.#sid === undefined && !this.#preparing && this.#retryTimer === undefined;
+    return this.#sid === undefined && !this.#preparing && !this.#retry.pending;
   }
 
   add(sub: Subscriber): void {
@@ -95,10 +95,7 @@ export class SharedSubscription {
   /** Schedules the next subscribe attempt after the backoff `delayFor` gives for this attempt. */
   retryLater(delayFor: (attempt: number) => number, retry: () => void): void {
     this.cancelRetry();
-    this.#retryTimer = setTimeout(() => {
-      this.#retryTimer = undefined;
-      retry();
-    }, delayFor(this.#retryAttempt++));
+    this.#retry.schedule(delayFor, retry);
   }
 
   /** The earliest position any subscriber holds: resuming there loses nothing for anyone. */
@@ -131,7 +128,7 @@ export class SharedSubscription {
   }
 
   applySubscribed(frame: SubscribedFrame): void {
-    this.#retryAttempt = 0;
+    this.#retry.resetAttempts();
     this.token.confirmExpiry(frame.exp);
     this.#phase = frame.recovery === 'fresh' ? 'live' : 'catching-up';
     for (const sub of this.#subscribers) {
@@ -204,8 +201,7 @@ export class SharedSubscription {
 
   /** Cancels the pending subscribe retry and refresh retry, if any. */
   cancelRetry(): void {
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    this.#retryTimer = undefined;
+    this.#retry.cancel();
     this.token.cancelRefreshRetry();
   }
 }

@@ -1,5 +1,6 @@
 import { tokenRefreshDelayMs } from '@streamgate/protocol';
 import type { RefreshFrame, RelaySubscription, StreamName } from '@streamgate/protocol';
+import { RetryTimer } from './RetryTimer.js';
 import { checkToken, describeError, expiresSoon, TOKEN_RENEW_MARGIN_MS } from './tokens.js';
 import type { ClientError, SubscriptionError } from './types.js';
 
@@ -45,8 +46,7 @@ export class StreamToken {
   #fetch: Promise<unknown> | undefined;
   /** Set from a `refresh_token` frame until `refreshed`, an error or a disconnect. */
   #refreshInFlight = false;
-  #refreshAttempt = 0;
-  #refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #refreshRetry = new RetryTimer();
 
   constructor(
     initial: RelaySubscription<unknown>,
@@ -151,18 +151,19 @@ export class StreamToken {
     this.#refreshInFlight = false;
     ctx.report(error);
     if (!error.retryable) return;
-    this.cancelRefreshRetry();
-    this.#refreshTimer = setTimeout(() => {
-      this.#refreshTimer = undefined;
-      if (ctx.isCurrent(sid)) void this.refreshInPlace(sid, ctx);
-    }, ctx.retryDelay(this.#refreshAttempt++));
+    this.#refreshRetry.schedule(
+      (attempt) => ctx.retryDelay(attempt),
+      () => {
+        if (ctx.isCurrent(sid)) void this.refreshInPlace(sid, ctx);
+      },
+    );
   }
 
   /** The relay accepted the refresh (`refreshed`); `expSeconds` is the new token's expiry. */
   refreshed(expSeconds: number): void {
     this.#expiresAt = expSeconds * 1000;
     this.#refreshInFlight = false;
-    this.#refreshAttempt = 0;
+    this.#refreshRetry.resetAttempts();
   }
 
   /** The relay subscription being refreshed is gone (socket lost, subscription ended). */
@@ -171,8 +172,7 @@ export class StreamToken {
   }
 
   cancelRefreshRetry(): void {
-    if (this.#refreshTimer !== undefined) clearTimeout(this.#refreshTimer);
-    this.#refreshTimer = undefined;
+    this.#refreshRetry.cancel();
   }
 
   #adopt(token: RelaySubscription<unknown>): void {

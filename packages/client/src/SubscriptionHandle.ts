@@ -1,6 +1,7 @@
 import { compareStreamIds } from '@streamgate/protocol';
 import type { RelaySubscription, StreamId, StreamName } from '@streamgate/protocol';
 import type { RelayLogger } from './logger.js';
+import { RetryTimer } from './RetryTimer.js';
 import type {
   EventMeta,
   RecoveryInfo,
@@ -42,8 +43,7 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
   readonly key: number;
   readonly from: StreamId | undefined;
   #stream: StreamName | undefined;
-  #tokenAttempt = 0;
-  #tokenTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #tokenRetry = new RetryTimer();
   #state: SubscriptionState = 'connecting';
   #position: StreamId | undefined;
   #error: SubscriptionError | undefined;
@@ -93,21 +93,16 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
   }
 
   bindStream(stream: StreamName): void {
-    this.#tokenAttempt = 0;
+    this.#tokenRetry.resetAttempts();
     this.#stream = stream;
   }
 
   retryTokenLater(delayFor: (attempt: number) => number, retry: () => void): void {
-    this.cancelTokenRetry();
-    this.#tokenTimer = setTimeout(() => {
-      this.#tokenTimer = undefined;
-      retry();
-    }, delayFor(this.#tokenAttempt++));
+    this.#tokenRetry.schedule(delayFor, retry);
   }
 
   cancelTokenRetry(): void {
-    if (this.#tokenTimer !== undefined) clearTimeout(this.#tokenTimer);
-    this.#tokenTimer = undefined;
+    this.#tokenRetry.cancel();
   }
 
   setState(state: SubscriptionState): void {
