@@ -14,14 +14,20 @@ function describe(error: z.ZodError): string {
     .join('; ');
 }
 
-/** Parses one text frame from a client. Never throws: every failure is a typed error naming the field. */
-export function parseClientFrame(text: string): ParseResult<ClientFrame> {
-  let json: unknown;
+/** The frame's JSON value, or the refusal every frame that is not JSON gets. */
+function readJson(text: string): { ok: true; json: unknown } | { ok: false; error: RelayError } {
   try {
-    json = JSON.parse(text);
+    return { ok: true, json: JSON.parse(text) };
   } catch {
     return { ok: false, error: relayError('frame_not_json', 'frame is not valid JSON') };
   }
+}
+
+/** Parses one text frame from a client. Never throws: every failure is a typed error naming the field. */
+export function parseClientFrame(text: string): ParseResult<ClientFrame> {
+  const read = readJson(text);
+  if (!read.ok) return read;
+  const json = read.json;
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return { ok: false, error: relayError('frame_invalid', '(frame): must be a JSON object') };
   }
@@ -49,12 +55,9 @@ export function parseClientFrame(text: string): ParseResult<ClientFrame> {
 
 /** Parses one text frame from a relay. */
 export function parseServerFrame(text: string): ParseResult<ServerFrame> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { ok: false, error: relayError('frame_not_json', 'frame is not valid JSON') };
-  }
+  const read = readJson(text);
+  if (!read.ok) return read;
+  const json = read.json;
   const parsed = serverFrameSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: relayError('frame_invalid', describe(parsed.error)) };
   return { ok: true, frame: parsed.data };
