@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { demoStreamOn } from './support/demoStreamOn.js';
 import { useFleet } from './support/startFleet.js';
 import { openFrameLog } from './support/frameLog.js';
 import type { WireFrame } from './support/frameLog.js';
@@ -12,13 +13,7 @@ const entryFrames = (frames: readonly WireFrame[]): WireFrame[] => frames.filter
 
 describe('an entry whose data is not valid UTF-8', () => {
   it('reaches live and catching-up subscribers as malformed with its id, never as a lossily decoded event', async () => {
-    const fleet = getFleet();
-    const relay = fleet.relays[0];
-    if (relay === undefined) throw new Error('no relay');
-    const stream = 'not-utf8';
-    const key = `demo:${stream}`;
-    const redis = fleet.redis.client();
-    const token = async (user: string): Promise<string> => (await fleet.trpc.demo.token.query({ stream, user })).token;
+    const { relay, key, redis, token } = demoStreamOn(getFleet(), 'not-utf8');
 
     const live = await openFrameLog(relay.url);
     const late = await openFrameLog(relay.url);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { demoStreamOn } from './support/demoStreamOn.js';
 import { useFleet } from './support/startFleet.js';
 import { openFrameLog } from './support/frameLog.js';
 import type { FrameLog, WireFrame } from './support/frameLog.js';
@@ -13,13 +14,7 @@ const eventIds = (frames: readonly WireFrame[]): string[] => frames.filter((f) =
 
 describe('a stream deleted and recreated under a live subscription', () => {
   it('tells the live subscriber with stream_reset, then delivers every entry of the new incarnation once, in order; a resuming one gets reset and all of them', async () => {
-    const fleet = getFleet();
-    const relay = fleet.relays[0];
-    if (relay === undefined) throw new Error('no relay');
-    const stream = 'recreated';
-    const key = `demo:${stream}`;
-    const redis = fleet.redis.client();
-    const token = async (user: string): Promise<string> => (await fleet.trpc.demo.token.query({ stream, user })).token;
+    const { relay, key, redis, token } = demoStreamOn(getFleet(), 'recreated');
 
     const live = await openFrameLog(relay.url);
     const resuming = await openFrameLog(relay.url);
