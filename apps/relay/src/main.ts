@@ -9,7 +9,12 @@ const FAULT_CLOSE_MARGIN_MS = 2_000;
 
 // First SIGTERM/SIGINT: drain over RELAY_DRAIN_WINDOW_MS, then exit. A second one: spread what
 // is left over RELAY_DRAIN_FAST_WINDOW_MS. Further signals change nothing (SIGKILL remains).
-const { config, log, app: relay, faults } = await bootApp({
+const {
+  config,
+  log,
+  app: relay,
+  faults,
+} = await bootApp({
   app: 'relay',
   bootLog: pino({ name: 'relay' }),
   parseConfig: () => parseRelayConfig(process.env),

@@ -54,7 +54,9 @@ export interface BootedApp<Config, App, Log> {
  * configuration reported whole and exit 78, a failed start exit 1 (ExitCode), and a stop signal
  * that ends the process only once the app has shut down.
  */
-export async function bootApp<Config, App, Log extends AppLog>(options: BootAppOptions<Config, App, Log>): Promise<BootedApp<Config, App, Log>> {
+export async function bootApp<Config, App, Log extends AppLog>(
+  options: BootAppOptions<Config, App, Log>,
+): Promise<BootedApp<Config, App, Log>> {
   const exit: (code: number) => never = options.exit ?? ((code) => process.exit(code));
   const target = options.target ?? process;
   const faults = new FaultPolicy({ app: options.app, log: options.bootLog, exit, target }).install();
