@@ -48,9 +48,7 @@ describe('catch-up', () => {
     const ids = await publishSequence(redis, stream, 0, history, 500);
 
     const clients = 100;
-    const tokens = await Promise.all(
-      Array.from({ length: clients }, (_, i) => fleet.trpc.demo.token.query({ stream, user: `r${i}` })),
-    );
+    const tokens = await Promise.all(Array.from({ length: clients }, (_, i) => fleet.trpc.demo.token.query({ stream, user: `r${i}` })));
     const sockets = Array.from({ length: clients }, () => new SeqSocket(relay.url));
     await Promise.all(sockets.map((s) => s.opened()));
     const pagesBefore = metricValue(await relay.metrics(), 'streamgate_relay_catchup_pages_total');

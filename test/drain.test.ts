@@ -147,7 +147,10 @@ describe('relay drain on SIGTERM', () => {
     try {
       expect(metricValue(await a.metrics(), 'streamgate_relay_connections')).toBe(CLIENTS);
       const publishing = keepPublishing(fleet, streams, 500);
-      await waitFor(() => clients.every((c) => c.recorder.seqs.length > 0), { timeoutMs: 10_000, message: 'events never reached every client' });
+      await waitFor(() => clients.every((c) => c.recorder.seqs.length > 0), {
+        timeoutMs: 10_000,
+        message: 'events never reached every client',
+      });
       // Tokens live AUTH_TOKEN_TTL_SECONDS (300 s by default): past the 20-s drain plus the client's
       // 30-s renewal margin, so every client resumes with the token it holds.
       const authBefore = await authTokenRequests(fleet);
@@ -200,12 +203,18 @@ describe('relay drain on SIGTERM', () => {
       expect(Math.max(...sent)).toBeLessThan(WINDOW_MS + 1_000);
       // Each client reconnects on the notice itself: with a 10 s backoff base, a client that
       // backed off instead would show up here.
-      expect(lags.every((lag) => lag >= 0 && lag < 5_000), `notice→reconnect ${quantiles(lags)}`).toBe(true);
+      expect(
+        lags.every((lag) => lag >= 0 && lag < 5_000),
+        `notice→reconnect ${quantiles(lags)}`,
+      ).toBe(true);
       expect(Math.max(...reconnects)).toBeLessThan(WINDOW_MS + 5_000);
 
       // Everyone ends on B, live.
       expect(clients.every((c) => c.trace.reconnectedTo === b.url && c.recorder.client.url === b.url)).toBe(true);
-      await waitFor(() => clients.every((c) => c.recorder.sub.state === 'live'), { timeoutMs: 10_000, message: 'not every client is live on B' });
+      await waitFor(() => clients.every((c) => c.recorder.sub.state === 'live'), {
+        timeoutMs: 10_000,
+        message: 'not every client is live on B',
+      });
       expect(metricValue(await b.metrics(), 'streamgate_relay_connections')).toBe(CLIENTS);
 
       // Complete and duplicate-free: every client holds exactly seq 0 … count-1 of its stream.

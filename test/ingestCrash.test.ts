@@ -81,7 +81,10 @@ describe('ingest workers crash and hand over', () => {
     await waitFor(async () => (await readEvents(client, stream)).length >= 5, { timeoutMs: 10_000, message: 'blocks flow' });
     owner?.service.signal('SIGKILL');
     await other.service.waitForLine(/"lease acquired"/, 10_000);
-    await waitFor(async () => (await readEvents(client, stream)).length >= 25, { timeoutMs: 15_000, message: 'blocks flow after take-over' });
+    await waitFor(async () => (await readEvents(client, stream)).length >= 25, {
+      timeoutMs: 15_000,
+      message: 'blocks flow after take-over',
+    });
     const head = await mining.stop();
     await settle(stream, head);
     const { count } = await assertExactBlocks(client, anvil, stream, head);
@@ -129,13 +132,25 @@ describe('ingest workers crash and hand over', () => {
     const best = (await readEvents(client, 'evm:anvil:gap-best')).map((x) => x.event);
     const gapAt = best.findIndex((x) => x.type === 'gap');
     expect(best[gapAt]).toMatchObject({ type: 'gap', fromBlock: last + 1, toBlock: head - 6, reason: 'backfill_limit' });
-    expect(best.slice(gapAt + 1).map((x) => (x.type === 'block' ? x.number : -1))).toEqual([head - 5, head - 4, head - 3, head - 2, head - 1, head]);
+    expect(best.slice(gapAt + 1).map((x) => (x.type === 'block' ? x.number : -1))).toEqual([
+      head - 5,
+      head - 4,
+      head - 3,
+      head - 2,
+      head - 1,
+      head,
+    ]);
     await waitFor(async () => (await readEvents(client, 'evm:anvil:gap-strict')).at(-1)?.event.type === 'stream_error', {
       timeoutMs: 10_000,
       message: 'strict stream ends with a stream error',
     });
     const strict = (await readEvents(client, 'evm:anvil:gap-strict')).map((x) => x.event);
-    expect(strict.at(-1)).toMatchObject({ type: 'stream_error', code: 'gap_exceeds_backfill_limit', fromBlock: last + 1, toBlock: head - 1 });
+    expect(strict.at(-1)).toMatchObject({
+      type: 'stream_error',
+      code: 'gap_exceeds_backfill_limit',
+      fromBlock: last + 1,
+      toBlock: head - 1,
+    });
     // Strict stays halted: later blocks are not written after the error.
     head = await anvil.mine(1);
     await settle('evm:anvil:gap-best', head);

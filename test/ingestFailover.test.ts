@@ -37,17 +37,25 @@ afterAll(async () => {
 async function mineAndSettle(blocks: number): Promise<number> {
   let head = 0;
   for (let i = 0; i < blocks; i++) head = await anvil.mine(1);
-  await waitFor(async () => (await readEvents(client, STREAM)).at(-1)?.event.type === 'block' && ((await readEvents(client, STREAM)).at(-1)?.event as { number: number }).number === head, {
-    timeoutMs: 20_000,
-    message: `stream reaches block ${head}`,
-  });
+  await waitFor(
+    async () =>
+      (await readEvents(client, STREAM)).at(-1)?.event.type === 'block' &&
+      ((await readEvents(client, STREAM)).at(-1)?.event as { number: number }).number === head,
+    {
+      timeoutMs: 20_000,
+      message: `stream reaches block ${head}`,
+    },
+  );
   return head;
 }
 
 describe('ingest failover against a real anvil behind fault proxies', () => {
   it('starts on demand with one newHeads subscription on the primary', async () => {
     await using _demand = holdDemand(client, [STREAM]);
-    await waitFor(() => primary.subscribeCalls.get('newHeads') === 1, { timeoutMs: 15_000, message: 'primary got eth_subscribe(newHeads)' });
+    await waitFor(() => primary.subscribeCalls.get('newHeads') === 1, {
+      timeoutMs: 15_000,
+      message: 'primary got eth_subscribe(newHeads)',
+    });
     const head = await mineAndSettle(3);
     await assertExactBlocks(client, anvil, STREAM, head);
     expect(secondary.subscribeCalls.get('newHeads') ?? 0).toBe(0);
@@ -72,7 +80,10 @@ describe('ingest failover against a real anvil behind fault proxies', () => {
     secondary.setMode('pass');
     primary.setMode('lag', { lagMs: 3_000 });
     for (let i = 0; i < 5; i++) h = await anvil.mine(1);
-    await waitFor(() => secondary.subscribeCalls.get('newHeads') === 2, { timeoutMs: 10_000, message: 'failover away from a lagging socket' });
+    await waitFor(() => secondary.subscribeCalls.get('newHeads') === 2, {
+      timeoutMs: 10_000,
+      message: 'failover away from a lagging socket',
+    });
     primary.setMode('pass');
     h = await mineAndSettle(3);
     const { count } = await assertExactBlocks(client, anvil, STREAM, h);
@@ -113,7 +124,10 @@ describe('ingest failover against a real anvil behind fault proxies', () => {
     primary.setMode('pass', { only: 'ws' });
     secondary.setMode('pass', { only: 'ws' });
     await waitFor(() => primary.openSockets + secondary.openSockets > 0, { timeoutMs: 10_000, message: 'a socket again after recovery' });
-    await waitFor(async () => /ingest_degraded\{stream="evm:anvil:heads"\} 0/.test(await metricsText()), { timeoutMs: 10_000, message: 'left degraded mode' });
+    await waitFor(async () => /ingest_degraded\{stream="evm:anvil:heads"\} 0/.test(await metricsText()), {
+      timeoutMs: 10_000,
+      message: 'left degraded mode',
+    });
     for (let i = 0; i < 2; i++) h = await mineAndSettle(1);
     await assertExactBlocks(client, anvil, STREAM, h);
   });

@@ -74,7 +74,10 @@ describe('demand from relays drives one upstream subscription per key', () => {
       await waitFor(() => totalSubscribes() === 1, { timeoutMs: 15_000, message: 'ingest subscribed upstream' });
       // Wait for the owner to anchor its checkpoint, so the next log is written live.
       const redis = fleet.redis.client();
-      await waitFor(async () => (await redis.hexists(`sg:ingest:{${STREAM}}:state`, 'cp')) === 1, { timeoutMs: 10_000, message: 'checkpoint' });
+      await waitFor(async () => (await redis.hexists(`sg:ingest:{${STREAM}}:state`, 'cp')) === 1, {
+        timeoutMs: 10_000,
+        message: 'checkpoint',
+      });
       await emitLog(anvil, emitter, 42);
       await waitFor(() => received === 1_000, { timeoutMs: 30_000, message: `every subscriber gets the log (${received}/1000)` });
       expect(totalSubscribes()).toBe(1);

@@ -60,7 +60,10 @@ async function nodeLogs(from: number): Promise<string[]> {
 
 /** Every log in the stream, in order; a log written twice appears twice. */
 async function streamLogs(): Promise<string[]> {
-  return (await readEvents(client, STREAM)).map((e) => e.event).filter((e): e is Extract<IngestEvent, { type: 'log' }> => e.type === 'log' && !e.removed).map(logId);
+  return (await readEvents(client, STREAM))
+    .map((e) => e.event)
+    .filter((e): e is Extract<IngestEvent, { type: 'log' }> => e.type === 'log' && !e.removed)
+    .map(logId);
 }
 
 async function checkpoint(): Promise<number> {
@@ -68,7 +71,13 @@ async function checkpoint(): Promise<number> {
 }
 
 /** Stops the owner, makes `blocks` blocks (every other one with a log) and resumes on a new worker. */
-async function backfillAgainst(name: string, blocks: number, maxBlocks: number, reply: RangeRefusalReply, firstBlock: number): Promise<void> {
+async function backfillAgainst(
+  name: string,
+  blocks: number,
+  maxBlocks: number,
+  reply: RangeRefusalReply,
+  firstBlock: number,
+): Promise<void> {
   const owner = workers.at(-1);
   await owner?.service.stop();
   let payload = 0;
@@ -81,7 +90,10 @@ async function backfillAgainst(name: string, blocks: number, maxBlocks: number, 
   const refusedBefore = proxy.refusedLogRanges;
   const forwardedBefore = proxy.forwardedLogRangeWidths.length;
   await startWorker(name);
-  await waitFor(async () => (await checkpoint()) >= head, { timeoutMs: 20_000, message: `backfill to block ${head} past ranges over ${maxBlocks} blocks refused` });
+  await waitFor(async () => (await checkpoint()) >= head, {
+    timeoutMs: 20_000,
+    message: `backfill to block ${head} past ranges over ${maxBlocks} blocks refused`,
+  });
   const written = await streamLogs();
   expect(written).toEqual([...new Set(written)]);
   expect([...written].sort()).toEqual(await nodeLogs(firstBlock));

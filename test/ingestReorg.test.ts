@@ -81,7 +81,10 @@ describe('reorgs under a live logs subscription', () => {
     for (let depth = 1; depth <= 5; depth++) {
       for (let i = 0; i <= depth; i++) await emitLog(anvil, emitter, payload++);
       const expected = await nodeLogs(firstBlock);
-      await waitFor(async () => replay(await written()).size === expected.size, { timeoutMs: 15_000, message: `logs before reorg ${depth}` });
+      await waitFor(async () => replay(await written()).size === expected.size, {
+        timeoutMs: 15_000,
+        message: `logs before reorg ${depth}`,
+      });
       const before = await written();
       const head = Number.parseInt(await anvil.rpc<string>('eth_blockNumber'), 16);
       const droppedHashes = new Set<string>();

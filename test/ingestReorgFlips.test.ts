@@ -89,7 +89,8 @@ class Replay {
       this.blocks.set(e.number, e.hash);
     } else if (e.type === 'reorg') {
       for (const d of e.dropped) {
-        if (this.blocks.has(d.number) && this.blocks.get(d.number) !== d.hash) this.anomalies.push(`reorg drops ${d.number} ${d.hash}, not the live block`);
+        if (this.blocks.has(d.number) && this.blocks.get(d.number) !== d.hash)
+          this.anomalies.push(`reorg drops ${d.number} ${d.hash}, not the live block`);
         this.blocks.delete(d.number);
       }
     } else if (e.type === 'log') {
@@ -119,10 +120,12 @@ function differences(heads: Replay, logs: Replay, anchor: number): string[] {
   logs.anomalies = [];
   const canonical = chain.blocks().slice(anchor);
   if (heads.blocks.size !== canonical.length) out.push(`${heads.blocks.size} live blocks, the chain has ${canonical.length}`);
-  for (const b of canonical) if (heads.blocks.get(b.number) !== b.hash) out.push(`block ${b.number}: stream has ${String(heads.blocks.get(b.number))}`);
+  for (const b of canonical)
+    if (heads.blocks.get(b.number) !== b.hash) out.push(`block ${b.number}: stream has ${String(heads.blocks.get(b.number))}`);
   const want = chain.logsFrom(anchor);
   if (logs.logs.size !== want.length) out.push(`${logs.logs.size} live logs, the chain has ${want.length}`);
-  for (const l of want) if (logs.logs.get(`${l.blockHash}:${l.logIndex}`) !== l.data) out.push(`log ${l.blockNumber}/${l.logIndex} of ${l.blockHash} missing`);
+  for (const l of want)
+    if (logs.logs.get(`${l.blockHash}:${l.logIndex}`) !== l.data) out.push(`log ${l.blockNumber}/${l.logIndex} of ${l.blockHash} missing`);
   return out;
 }
 
@@ -199,12 +202,20 @@ describe('reorg sequences that flip back and forth (scripted chain over real soc
       if (!settled) diff.unshift('never settled on the tip');
       if (diff.length > 0) {
         mismatches += 1;
-        console.log(`sequence ${s} [${steps.join("; ")}]: ${diff.slice(0, 4).join("; ")}`);
+        console.log(`sequence ${s} [${steps.join('; ')}]: ${diff.slice(0, 4).join('; ')}`);
         if (failures.length < 5) failures.push(`sequence ${s} [${steps.join('; ')}]: ${diff.slice(0, 4).join('; ')}`);
       }
     }
     const elapsed = Date.now() - started;
-    if (mismatches > 0) console.log(worker.service.output().split('\n').filter((l) => !l.includes('lease')).slice(-30).join('\n'));
+    if (mismatches > 0)
+      console.log(
+        worker.service
+          .output()
+          .split('\n')
+          .filter((l) => !l.includes('lease'))
+          .slice(-30)
+          .join('\n'),
+      );
     console.log(`${SEQUENCES} sequences (${flips} flips back) in ${elapsed} ms: ${mismatches} mismatches`);
     expect(flips).toBeGreaterThan(SEQUENCES / 4);
     expect(failures).toEqual([]);

@@ -11,7 +11,11 @@ import { startOutagePublisher } from './support/outagePublisher.js';
 // Every acknowledged XADD is on disk before its reply (and before any reader sees it), so a
 // SIGKILLed Redis comes back from its AOF with exactly the entries anyone was told about.
 // A short XREAD block makes a reader's dead-socket timeout (block + 5 s) fit in a test.
-const getFleet = useFleet({ relays: 2, redisArgs: ['--appendonly', 'yes', '--appendfsync', 'always'], relayEnv: { RELAY_XREAD_BLOCK_MS: '1000' } });
+const getFleet = useFleet({
+  relays: 2,
+  redisArgs: ['--appendonly', 'yes', '--appendfsync', 'always'],
+  relayEnv: { RELAY_XREAD_BLOCK_MS: '1000' },
+});
 
 const STREAMS = 5;
 const CLIENTS_PER_RELAY = 10;
@@ -43,7 +47,9 @@ const allReadyz = async (fleet: Fleet, status: number): Promise<boolean> =>
 const reconnects = async (fleet: Fleet, labels?: string): Promise<number[]> =>
   Promise.all(fleet.relays.map(async (r) => metricValue(await r.metrics(), RECONNECTS, labels)));
 const connectionErrors = async (fleet: Fleet): Promise<number[]> =>
-  Promise.all(fleet.relays.map(async (r) => metricValue(await r.metrics(), 'streamgate_relay_redis_errors_total', 'operation="connection"')));
+  Promise.all(
+    fleet.relays.map(async (r) => metricValue(await r.metrics(), 'streamgate_relay_redis_errors_total', 'operation="connection"')),
+  );
 
 let cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -64,11 +70,17 @@ async function throughOutage(
   const audience = subscribeAudience(fleet, streams);
   cleanup.push(() => audience.clients.forEach((c) => c.close()));
   expect(audience.recorders).toHaveLength(100);
-  await waitFor(() => audience.recorders.every((r) => r.sub.state === 'live'), { timeoutMs: 30_000, message: 'not every subscription went live' });
+  await waitFor(() => audience.recorders.every((r) => r.sub.state === 'live'), {
+    timeoutMs: 30_000,
+    message: 'not every subscription went live',
+  });
 
   const publishers = streams.map((s) => startOutagePublisher(fleet.redis.url, s));
   cleanup.push(() => Promise.all(publishers.map((p) => p.stop())));
-  await waitFor(() => audience.recorders.every((r) => r.seqs.length >= 50), { timeoutMs: 30_000, message: 'subscriptions got no events before the outage' });
+  await waitFor(() => audience.recorders.every((r) => r.seqs.length >= 50), {
+    timeoutMs: 30_000,
+    message: 'subscriptions got no events before the outage',
+  });
 
   const late = (await outage(fleet, audience)) ?? [];
   cleanup.push(() => late.forEach((r) => r.close()));
@@ -87,7 +99,13 @@ async function throughOutage(
     message: 'not every subscription caught up after the outage',
   });
   const problems = audience.recorders
-    .map((r, i) => ({ i, stream: r.stream, problem: gapsAndDuplicates(r.seqs, 0, totalOf(r.stream)), state: r.sub.state, dupes: r.sub.duplicatesIgnored }))
+    .map((r, i) => ({
+      i,
+      stream: r.stream,
+      problem: gapsAndDuplicates(r.seqs, 0, totalOf(r.stream)),
+      state: r.sub.state,
+      dupes: r.sub.duplicatesIgnored,
+    }))
     .filter((p) => p.problem !== null || p.dupes !== 0);
   expect(problems).toEqual([]);
   await waitFor(() => late.every((r) => r.seqs.length >= totalOf(r.stream) - r.fromSeq - 1), {
@@ -95,7 +113,12 @@ async function throughOutage(
     message: 'subscriptions resumed during the outage never caught up',
   });
   const lateProblems = late
-    .map((r) => ({ stream: r.stream, problem: gapsAndDuplicates(r.seqs, r.fromSeq + 1, totalOf(r.stream)), recoveries: r.recoveries, dupes: r.sub.duplicatesIgnored }))
+    .map((r) => ({
+      stream: r.stream,
+      problem: gapsAndDuplicates(r.seqs, r.fromSeq + 1, totalOf(r.stream)),
+      recoveries: r.recoveries,
+      dupes: r.sub.duplicatesIgnored,
+    }))
     .filter((p) => p.problem !== null || p.dupes !== 0 || p.recoveries.length > 0);
   expect(lateProblems).toEqual([]);
   return { totals, failures, late: late.length };
@@ -129,7 +152,9 @@ describe('Redis outages', () => {
     });
     const after = await reconnects(fleet);
     for (const [i, count] of after.entries()) expect(count).toBeGreaterThan(before[i] ?? 0);
-    console.log(`redis kill: totals per stream ${totals.join(',')}, publish failures reconciled ${failures}, ${late} resumes started during the outage, reconnects ${before.join(',')} -> ${after.join(',')}`);
+    console.log(
+      `redis kill: totals per stream ${totals.join(',')}, publish failures reconciled ${failures}, ${late} resumes started during the outage, reconnects ${before.join(',')} -> ${after.join(',')}`,
+    );
   });
 
   it('Redis frozen (SIGSTOP) for seconds then resumed (SIGCONT): relays report it, then relays and clients recover with every event once', async () => {
@@ -155,6 +180,8 @@ describe('Redis outages', () => {
     });
     const readersAfter = await reconnects(fleet, 'connection="reader"');
     for (const [i, count] of readersAfter.entries()) expect(count).toBeGreaterThan(readersBefore[i] ?? 0);
-    console.log(`redis stop: totals per stream ${totals.join(',')}, reader reconnects ${readersBefore.join(',')} -> ${readersAfter.join(',')}`);
+    console.log(
+      `redis stop: totals per stream ${totals.join(',')}, reader reconnects ${readersBefore.join(',')} -> ${readersAfter.join(',')}`,
+    );
   });
 });

@@ -58,7 +58,13 @@ export async function startBenchServer(kind: ServerKind, ctx: BenchContext, port
           NODE_ENV: 'production',
         }
       : { BENCH_REDIS_URL: ctx.redisUrl, BENCH_PORT: String(port), NODE_ENV: 'production' };
-  const service = await spawnTsEntry(entry, { name: `bench-${kind}`, env, nodeArgs, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000 });
+  const service = await spawnTsEntry(entry, {
+    name: `bench-${kind}`,
+    env,
+    nodeArgs,
+    readyPattern: /"msg":"listening"/,
+    readyTimeoutMs: 30_000,
+  });
   const listeningLine = await service.waitForLine(/"msg":"listening"/);
   return { kind, port: await readListeningPort(service), pid: service.pid, listeningLine, service };
 }

@@ -66,7 +66,9 @@ export class LoadFleet {
   }): Promise<{ ready: number; failed: number }> {
     const shares = this.workers.map((_, w) => options.clients.filter((_c, i) => i % this.workers.length === w));
     const replies = await Promise.all(
-      this.workers.map((worker, w) => this.request(worker, { type: 'open', ...options, clients: shares[w] ?? [] }, options.timeoutMs + 10_000)),
+      this.workers.map((worker, w) =>
+        this.request(worker, { type: 'open', ...options, clients: shares[w] ?? [] }, options.timeoutMs + 10_000),
+      ),
     );
     let ready = 0;
     let failed = 0;
@@ -85,7 +87,13 @@ export class LoadFleet {
   async stats(histogram: boolean, lastSeq?: number[]): Promise<FleetStats> {
     const replies = await Promise.all(this.workers.map((w) => this.request(w, { type: 'stats', histogram, lastSeq })));
     const total: FleetStats = { received: 0, ready: 0, open: 0, errors: 0, gaps: 0, duplicates: 0, histogram: null, backAt: [] };
-    if (histogram) total.histogram = build({ bitBucketSize: 32, lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000, numberOfSignificantValueDigits: 3 });
+    if (histogram)
+      total.histogram = build({
+        bitBucketSize: 32,
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: 100_000_000,
+        numberOfSignificantValueDigits: 3,
+      });
     for (const reply of replies) {
       if (reply.type !== 'stats') continue;
       addStats(total, reply);

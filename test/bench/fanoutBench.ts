@@ -106,7 +106,8 @@ async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<St
     serverCpu: cpu[0] ?? 0,
     redisCpu: d.redisPid === null ? 0 : (cpu[1] ?? 0),
     loadCpu: cpu.slice(2).reduce((a, b) => a + b, 0),
-    serverUsPerDelivery: stats.received === 0 ? 0 : (((cpu[0] ?? 0) + (d.redisPid === null ? 0 : (cpu[1] ?? 0))) * wallSeconds * 1e6) / stats.received,
+    serverUsPerDelivery:
+      stats.received === 0 ? 0 : (((cpu[0] ?? 0) + (d.redisPid === null ? 0 : (cpu[1] ?? 0))) * wallSeconds * 1e6) / stats.received,
     pass: deliveredRatio >= DELIVERED_MIN && p99Ms < P99_LIMIT_MS && stats.received > 0,
   };
   d.log(

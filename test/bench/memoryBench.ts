@@ -20,7 +20,13 @@ async function rssAfterGc(server: BenchServer): Promise<number> {
 }
 
 /** Idle connections (each subscribed to one quiet stream) opened in waves; RSS read after a full GC. */
-export async function measureMemory(server: BenchServer, fleet: LoadFleet, scale: Scale, stream: string, token: string | undefined): Promise<MemoryResult> {
+export async function measureMemory(
+  server: BenchServer,
+  fleet: LoadFleet,
+  scale: Scale,
+  stream: string,
+  token: string | undefined,
+): Promise<MemoryResult> {
   const points: Array<[number, number]> = [[0, await rssAfterGc(server)]];
   let failed = 0;
   for (let wave = 1; wave <= scale.memory.waves; wave++) {

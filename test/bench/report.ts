@@ -24,7 +24,12 @@ export interface BenchResults {
   servers: Partial<Record<ServerKind, ServerResults>>;
 }
 
-const LABEL: Record<ServerKind, string> = { relay: 'streamgate relay', socketio: 'Socket.IO 4 + redis-streams', wsrelay: 'ws + ioredis relay', uws: 'uWS publish (ceiling)' };
+const LABEL: Record<ServerKind, string> = {
+  relay: 'streamgate relay',
+  socketio: 'Socket.IO 4 + redis-streams',
+  wsrelay: 'ws + ioredis relay',
+  uws: 'uWS publish (ceiling)',
+};
 const COLOR: Record<ServerKind, string> = { relay: '#2563eb', socketio: '#dc2626', wsrelay: '#d97706', uws: '#6b7280' };
 
 /** `pass–fail`: the highest passing rate, and the lowest failing one above it (the knee lies between). */
@@ -63,18 +68,26 @@ export function renderMarkdown(r: BenchResults): string {
   const workloads = [...new Set(kinds.flatMap((k) => r.servers[k]?.fanout.map((f) => f.workload) ?? []))];
   const fan = (k: ServerKind, w: string) => r.servers[k]?.fanout.find((f) => f.workload === w);
   const lines: string[] = [];
-  lines.push(`Run ${r.startedAt}, scale \`${r.scale}\`, ${r.durationS.toFixed(0)} s; ${r.machine.cores} cores (${r.machine.model}), Node ${r.machine.node}; ` +
-    `load average ${r.machine.loadAverageAtStart.toFixed(2)} at start, ${r.machine.loadAverageAtEnd.toFixed(2)} at end.`);
+  lines.push(
+    `Run ${r.startedAt}, scale \`${r.scale}\`, ${r.durationS.toFixed(0)} s; ${r.machine.cores} cores (${r.machine.model}), Node ${r.machine.node}; ` +
+      `load average ${r.machine.loadAverageAtStart.toFixed(2)} at start, ${r.machine.loadAverageAtEnd.toFixed(2)} at end.`,
+  );
   lines.push('');
-  lines.push('**Deliveries/s at the knee** (highest offered rate with p99 < 100 ms and ≥ 99.9% delivered – lowest failing rate above it: the knee lies between; server CPU at the passing step, 100% = one core; † = client-bound: the server used < 90% of a core; ratios: of the passing rates, in brackets the range the two brackets allow)');
+  lines.push(
+    '**Deliveries/s at the knee** (highest offered rate with p99 < 100 ms and ≥ 99.9% delivered – lowest failing rate above it: the knee lies between; server CPU at the passing step, 100% = one core; † = client-bound: the server used < 90% of a core; ratios: of the passing rates, in brackets the range the two brackets allow)',
+  );
   lines.push('');
   lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay ÷ Socket.IO | relay ÷ uWS |`);
   lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
   for (const w of workloads) {
-    lines.push(`| ${w} | ${kinds.map((k) => kneeCell(fan(k, w))).join(' | ')} | ${ratio(fan('relay', w), fan('socketio', w))} | ${ratio(fan('relay', w), fan('uws', w))} |`);
+    lines.push(
+      `| ${w} | ${kinds.map((k) => kneeCell(fan(k, w))).join(' | ')} | ${ratio(fan('relay', w), fan('socketio', w))} | ${ratio(fan('relay', w), fan('uws', w))} |`,
+    );
   }
   lines.push('');
-  lines.push(`**Latency p50 / p99 (ms) at a fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**, measured from each event's intended send time; and the relay's at half its knee`);
+  lines.push(
+    `**Latency p50 / p99 (ms) at a fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**, measured from each event's intended send time; and the relay's at half its knee`,
+  );
   lines.push('');
   lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay at ½ knee |`);
   lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- |`);
@@ -84,14 +97,24 @@ export function renderMarkdown(r: BenchResults): string {
     lines.push(`| ${w} | ${kinds.map((k) => latencyCell(fan(k, w)?.fixed)).join(' | ')} | ${halfCell} |`);
   }
   lines.push('');
-  lines.push(`**Cost per delivery at the fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**: CPU µs the server and its Redis spent per event delivered (lower is better; far less sensitive to other load on the machine than latency)`);
+  lines.push(
+    `**Cost per delivery at the fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**: CPU µs the server and its Redis spent per event delivered (lower is better; far less sensitive to other load on the machine than latency)`,
+  );
   lines.push('');
   lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | Socket.IO ÷ relay | uWS ÷ relay |`);
   lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
   const cost = (k: ServerKind, w: string): number | undefined => fan(k, w)?.fixed?.serverUsPerDelivery;
-  const costRatio = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`);
+  const costRatio = (a: number | undefined, b: number | undefined): string =>
+    a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`;
   for (const w of workloads) {
-    lines.push(`| ${w} | ${kinds.map((k) => { const c = cost(k, w); return c === undefined ? '—' : c.toFixed(2); }).join(' | ')} | ${costRatio(cost('socketio', w), cost('relay', w))} | ${costRatio(cost('uws', w), cost('relay', w))} |`);
+    lines.push(
+      `| ${w} | ${kinds
+        .map((k) => {
+          const c = cost(k, w);
+          return c === undefined ? '—' : c.toFixed(2);
+        })
+        .join(' | ')} | ${costRatio(cost('socketio', w), cost('relay', w))} | ${costRatio(cost('uws', w), cost('relay', w))} |`,
+    );
   }
   lines.push('');
   lines.push('**Idle connections and reconnect storm**');
@@ -107,11 +130,18 @@ export function renderMarkdown(r: BenchResults): string {
     return s === null || s === undefined ? '—' : f(s);
   };
   lines.push(`| bytes per idle connection (RSS slope after GC) | ${kinds.map(mem).join(' | ')} |`);
-  lines.push(`| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? `not within 30 s after the restart (${(s.backShare * 100).toFixed(0)}% back)` : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`);
-  lines.push(`| storm: new process listening after (from kill) | ${kinds.map((k) => storm(k, (s) => `${(s.restartMs / 1000).toFixed(2)} s`)).join(' | ')} |`);
-  lines.push(`| storm: events missed / duplicated (all clients) | ${kinds.map((k) => storm(k, (s) => `${s.missed} / ${s.duplicates}`)).join(' | ')} |`);
+  lines.push(
+    `| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? `not within 30 s after the restart (${(s.backShare * 100).toFixed(0)}% back)` : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`,
+  );
+  lines.push(
+    `| storm: new process listening after (from kill) | ${kinds.map((k) => storm(k, (s) => `${(s.restartMs / 1000).toFixed(2)} s`)).join(' | ')} |`,
+  );
+  lines.push(
+    `| storm: events missed / duplicated (all clients) | ${kinds.map((k) => storm(k, (s) => `${s.missed} / ${s.duplicates}`)).join(' | ')} |`,
+  );
   lines.push('');
-  if (r.socketioDefaults !== null) lines.push(`Socket.IO settings (its defaults, WebSocket transport only): \`${JSON.stringify(r.socketioDefaults)}\``);
+  if (r.socketioDefaults !== null)
+    lines.push(`Socket.IO settings (its defaults, WebSocket transport only): \`${JSON.stringify(r.socketioDefaults)}\``);
   return `${lines.join('\n')}\n`;
 }
 
@@ -170,10 +200,16 @@ export function renderSvg(r: BenchResults): string {
         const h = (plotH * v) / max;
         const x = gx + ki * barW;
         const y = top + plotH - h;
-        out.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLOR[k]}"${panel.pale(k, w) ? ' fill-opacity="0.55"' : ''}/>`);
-        out.push(`<text x="${(x + barW / 2 - 1).toFixed(1)}" y="${(y - 3).toFixed(1)}" text-anchor="middle" font-size="9">${v > 0 ? panel.label(v) : '—'}</text>`);
+        out.push(
+          `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${COLOR[k]}"${panel.pale(k, w) ? ' fill-opacity="0.55"' : ''}/>`,
+        );
+        out.push(
+          `<text x="${(x + barW / 2 - 1).toFixed(1)}" y="${(y - 3).toFixed(1)}" text-anchor="middle" font-size="9">${v > 0 ? panel.label(v) : '—'}</text>`,
+        );
       });
-      out.push(`<text x="${(gx + (kinds.length * barW) / 2).toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${escapeXml(w)}</text>`);
+      out.push(
+        `<text x="${(gx + (kinds.length * barW) / 2).toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${escapeXml(w)}</text>`,
+      );
     });
   });
   kinds.forEach((k, i) => {
@@ -181,7 +217,9 @@ export function renderSvg(r: BenchResults): string {
     out.push(`<rect x="${x}" y="${height - 40}" width="12" height="12" fill="${COLOR[k]}"/>`);
     out.push(`<text x="${x + 18}" y="${height - 30}">${escapeXml(LABEL[k])}</text>`);
   });
-  out.push(`<text x="${left}" y="${height - 10}" fill="#6b7280">Loopback, one load generator for all servers; — = no passing step (knee below the lowest step tried).</text>`);
+  out.push(
+    `<text x="${left}" y="${height - 10}" fill="#6b7280">Loopback, one load generator for all servers; — = no passing step (knee below the lowest step tried).</text>`,
+  );
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }

@@ -74,7 +74,13 @@ async function main(): Promise<void> {
     scale: scale.name,
     startedAt: new Date(startedAt).toISOString(),
     durationS: 0,
-    machine: { cores: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version, loadAverageAtStart: load1, loadAverageAtEnd: 0 },
+    machine: {
+      cores: cpus().length,
+      model: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      loadAverageAtStart: load1,
+      loadAverageAtEnd: 0,
+    },
     scaleConfig: scale,
     socketioDefaults: null,
     servers: {},
@@ -130,11 +136,29 @@ async function benchServer(
           const streams = Array.from({ length: w.streams }, (_, s) => `bench:w${i}:${s}`);
           const tokens = kind === 'relay' ? await mintTokens(key, redis.url, streams) : [];
           const t0 = Date.now();
-          const opened = await fleet.open({ kind, port: server.port, streams, tokens, clients: assignStreams(w), trackSeq: false, reconnect: false, timeoutMs: 60_000 });
+          const opened = await fleet.open({
+            kind,
+            port: server.port,
+            streams,
+            tokens,
+            clients: assignStreams(w),
+            trackSeq: false,
+            reconnect: false,
+            timeoutMs: 60_000,
+          });
           log(`  ${opened.ready} clients subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
           const publisher = await createPublisher(kind, redis.url, server.port);
           try {
-            const deps = { fleet, publisher, state: publishState(streams), serverPid: server.pid, redisPid: redisPid(kind, redis), scale, log, refineUntil };
+            const deps = {
+              fleet,
+              publisher,
+              state: publishState(streams),
+              serverPid: server.pid,
+              redisPid: redisPid(kind, redis),
+              scale,
+              log,
+              refineUntil,
+            };
             out.fanout.push(await measureFanout(deps, w, opened.failed));
           } finally {
             await fleet.closeAll();
@@ -160,11 +184,22 @@ async function benchServer(
       let server: BenchServer = await startBenchServer(kind, ctx);
       const publisher = await createPublisher(kind, redis.url, server.port);
       try {
-        const storm: { result: StormResult; server: BenchServer } = await measureStorm(server, ctx, fleet, publisher, scale, streams, tokens, log);
+        const storm: { result: StormResult; server: BenchServer } = await measureStorm(
+          server,
+          ctx,
+          fleet,
+          publisher,
+          scale,
+          streams,
+          tokens,
+          log,
+        );
         server = storm.server;
         out.storm = storm.result;
         const r = storm.result;
-        log(`  99% back after ${r.recoveryMs ?? 'never'} ms (${(r.backShare * 100).toFixed(0)}% back at the end); ${r.missed} events missed, ${r.duplicates} duplicates (of ${r.published} published)`);
+        log(
+          `  99% back after ${r.recoveryMs ?? 'never'} ms (${(r.backShare * 100).toFixed(0)}% back at the end); ${r.missed} events missed, ${r.duplicates} duplicates (of ${r.published} published)`,
+        );
       } finally {
         await publisher.close();
         await server.service.stop();
@@ -199,7 +234,8 @@ function socketioDefaults(line: string): Record<string, unknown> | null {
     return {
       ...record.defaults,
       transports: ['websocket'],
-      adapter: '@socket.io/redis-streams-adapter 0.3.1 defaults: streamName "socket.io", streamCount 1, maxLen 10000, readCount 100, blockTimeInMs 5000, heartbeatInterval 5000, onlyPlaintext false',
+      adapter:
+        '@socket.io/redis-streams-adapter 0.3.1 defaults: streamName "socket.io", streamCount 1, maxLen 10000, readCount 100, blockTimeInMs 5000, heartbeatInterval 5000, onlyPlaintext false',
     };
   } catch (error) {
     log(`socket.io listening line unreadable: ${String(error)}`);

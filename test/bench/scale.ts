@@ -93,7 +93,9 @@ export interface BenchOptions {
 export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm): ${parsed.error.message}`);
+    throw new Error(
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm): ${parsed.error.message}`,
+    );
   }
   const e = parsed.data;
   const base = e.BENCH_SCALE === 'quick' ? QUICK : FULL;

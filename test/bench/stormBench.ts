@@ -74,7 +74,10 @@ export async function measureStorm(
   stopping = true;
   const published = await publishing;
   await sleep(1_500);
-  const final = await fleet.stats(false, state.seq.map((s) => s - 1));
+  const final = await fleet.stats(
+    false,
+    state.seq.map((s) => s - 1),
+  );
   await fleet.closeAll();
   return {
     result: {

@@ -11,7 +11,9 @@ import type { Stage } from './parseDockerfile.js';
 // exercised by hand (pnpm build + deploy + node dist/main.js), see deploy/README.md.
 const root = repoRoot();
 const dockerDir = join(root, 'deploy', 'docker');
-const dockerfiles = readdirSync(dockerDir).filter((f) => f.endsWith('.Dockerfile')).sort();
+const dockerfiles = readdirSync(dockerDir)
+  .filter((f) => f.endsWith('.Dockerfile'))
+  .sort();
 const workspaceApps = readdirSync(join(root, 'apps'), { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(root, 'apps', d.name, 'package.json')))
   .map((d) => d.name);
@@ -29,7 +31,9 @@ it('has a Dockerfile for every app in the workspace', () => {
 });
 
 it('keeps node_modules and dist out of the build context', () => {
-  const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+  const ignored = readFileSync(join(root, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim());
   expect(ignored).toEqual(expect.arrayContaining(['**/node_modules', '**/dist', '.git']));
 });
 
@@ -46,7 +50,12 @@ describe.each(dockerfiles)('deploy/docker/%s', (file) => {
       return i.keyword === 'COPY' && from !== undefined && earlier.includes(from);
     });
     expect(copiesFromBuild, 'the final stage copies from a build stage').toBe(true);
-    expect(final().instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args), 'no build tools run in the final stage').toEqual([]);
+    expect(
+      final()
+        .instructions.filter((i) => i.keyword === 'RUN')
+        .map((i) => i.args),
+      'no build tools run in the final stage',
+    ).toEqual([]);
   });
 
   it('pins every base image to an exact version or digest, never latest', () => {
@@ -68,11 +77,16 @@ describe.each(dockerfiles)('deploy/docker/%s', (file) => {
     expect(user, 'the final stage sets USER').toMatch(/^\d+(:\d+)?$/);
     expect(Number(user.split(':')[0])).toBeGreaterThan(0);
     const afterUser = final().instructions.slice(final().instructions.findIndex((i) => i === users.at(-1)));
-    expect(afterUser.some((i) => i.keyword === 'RUN'), 'nothing runs as root after USER').toBe(false);
+    expect(
+      afterUser.some((i) => i.keyword === 'RUN'),
+      'nothing runs as root after USER',
+    ).toBe(false);
   });
 
   it('starts node as PID 1 with an exec-form CMD, so SIGTERM reaches the app', () => {
-    const start = final().instructions.filter((i) => i.keyword === 'CMD' || i.keyword === 'ENTRYPOINT').at(-1);
+    const start = final()
+      .instructions.filter((i) => i.keyword === 'CMD' || i.keyword === 'ENTRYPOINT')
+      .at(-1);
     expect(start?.args.trim().startsWith('['), `${start?.keyword ?? 'CMD'} ${start?.args ?? '(missing)'} is not in exec form`).toBe(true);
     const argv: unknown = JSON.parse(start?.args ?? 'null');
     expect(Array.isArray(argv) ? argv[0] : argv).toBe('node');
@@ -84,7 +98,10 @@ describe.each(dockerfiles)('deploy/docker/%s', (file) => {
   });
 
   it(`builds @streamgate/${app} and exposes the port its Deployment declares`, () => {
-    const runs = stages.flatMap((s) => s.instructions).filter((i) => i.keyword === 'RUN').map((i) => i.args);
+    const runs = stages
+      .flatMap((s) => s.instructions)
+      .filter((i) => i.keyword === 'RUN')
+      .map((i) => i.args);
     expect(runs.some((r) => r.includes(`--filter "@streamgate/${app}" deploy --prod`))).toBe(true);
     const copies = stages[0]?.instructions.filter((i) => i.keyword === 'COPY' && !i.args.includes('--from=')) ?? [];
     for (const copy of copies) {
@@ -95,7 +112,9 @@ describe.each(dockerfiles)('deploy/docker/%s', (file) => {
     if (!Deployment.is(data)) throw new Error(`deploy/base/${app}/deployment.yaml is not a Deployment`);
     const deployment = new Deployment(data);
     const port = deployment.spec?.template.spec?.containers.find((c) => c.name === app)?.ports?.[0]?.containerPort;
-    const exposed = final().instructions.find((i) => i.keyword === 'EXPOSE')?.args.trim();
+    const exposed = final()
+      .instructions.find((i) => i.keyword === 'EXPOSE')
+      ?.args.trim();
     expect(exposed).toBe(String(port));
   });
 });

@@ -6,14 +6,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 
 export type Manifest =
-  | Deployment
-  | Service
-  | ConfigMap
-  | Namespace
-  | Secret
-  | PodDisruptionBudget
-  | HorizontalPodAutoscaler
-  | NetworkPolicy;
+  Deployment | Service | ConfigMap | Namespace | Secret | PodDisruptionBudget | HorizontalPodAutoscaler | NetworkPolicy;
 
 export type LoadedManifests = { manifests: Manifest[]; errors: string[] };
 
@@ -93,7 +86,9 @@ export function named<M extends Manifest>(manifests: readonly Manifest[], model:
   const found = candidates.filter((m) => m.metadata?.name === name);
   const first = found[0];
   if (found.length !== 1 || first === undefined) {
-    throw new Error(`expected one ${model.name} named ${name}, found ${found.length} among [${candidates.map((m) => m.metadata?.name).join(', ')}]`);
+    throw new Error(
+      `expected one ${model.name} named ${name}, found ${found.length} among [${candidates.map((m) => m.metadata?.name).join(', ')}]`,
+    );
   }
   return first;
 }

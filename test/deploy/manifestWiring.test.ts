@@ -117,7 +117,10 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     const path = envOf('ingest').values.INGEST_TOPOLOGY_FILE ?? '';
     expect(envOf('ingest').values.INGEST_TOPOLOGY, 'inline topology would put provider keys in the manifest').toBeUndefined();
     const mount = containerOf(ingest, 'ingest').volumeMounts?.find((m) => path.startsWith(`${m.mountPath}/`));
-    expect(podSpecOf(ingest).volumes?.find((v) => v.name === mount?.name)?.secret?.secretName, `${path} must be in a mounted Secret`).toBeDefined();
+    expect(
+      podSpecOf(ingest).volumes?.find((v) => v.name === mount?.name)?.secret?.secretName,
+      `${path} must be in a mounted Secret`,
+    ).toBeDefined();
     expect(mount?.readOnly).toBe(true);
   });
 
@@ -160,17 +163,25 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     const authDeployment = named(rendered.manifests, Deployment, 'auth');
     const relayConfig = relayConfigOf(processEnv(envOf('relay')));
     const jwks = new URL(relayConfig.RELAY_JWKS_URL ?? '');
-    const jwksPort = podPortBehind(named(rendered.manifests, Service, jwks.hostname.split('.')[0] ?? ''), urlPort(jwks, 80), authDeployment);
+    const jwksPort = podPortBehind(
+      named(rendered.manifests, Service, jwks.hostname.split('.')[0] ?? ''),
+      urlPort(jwks, 80),
+      authDeployment,
+    );
     const redisPorts = new Set([...relayConfig.RELAY_REDIS_ALLOWLIST].map((t) => urlPort(new URL(t), 6379)));
     const redisDeployments = ofKind(rendered.manifests, Deployment).filter((d) => podLabels(d)['app.kubernetes.io/name'] === 'redis');
 
-    const relayPolicies = policies.filter((p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0 && selects(p.spec?.podSelector, podLabels(relayDeployment)));
+    const relayPolicies = policies.filter(
+      (p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0 && selects(p.spec?.podSelector, podLabels(relayDeployment)),
+    );
     expect(relayPolicies.map((p) => p.metadata?.name)).toEqual(['relay']);
     const egress = relayPolicies[0]?.spec?.egress ?? [];
     const allowedPorts = new Set<number>();
     const isRedisPeer = (peer: INetworkPolicyPeer): boolean =>
       (peer.ipBlock !== undefined && !peer.ipBlock.cidr.endsWith('/0')) ||
-      (peer.podSelector !== undefined && peer.namespaceSelector === undefined && redisDeployments.some((d) => selects(peer.podSelector, podLabels(d))));
+      (peer.podSelector !== undefined &&
+        peer.namespaceSelector === undefined &&
+        redisDeployments.some((d) => selects(peer.podSelector, podLabels(d))));
     for (const rule of egress) {
       const ports = (rule.ports ?? []).map((p) => p.port);
       expect(ports.length, 'an egress rule without ports opens every port').toBeGreaterThan(0);
@@ -180,7 +191,9 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
         allowedPorts.add(Number(port));
         const peers = rule.to ?? [];
         if (port === jwksPort) {
-          expect(peers.every((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(authDeployment)))).toBe(true);
+          expect(peers.every((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(authDeployment)))).toBe(
+            true,
+          );
         } else if (redisPorts.has(Number(port))) {
           expect(peers.every(isRedisPeer), `Redis rule peers ${JSON.stringify(peers)}`).toBe(true);
         } else {
@@ -196,7 +209,8 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
       (named(rendered.manifests, NetworkPolicy, policyName).spec?.ingress ?? []).some(
         (rule) =>
           (rule.ports ?? []).some((p) => p.port === port) &&
-          (rule.from === undefined || rule.from.some((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(relayDeployment)))),
+          (rule.from === undefined ||
+            rule.from.some((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(relayDeployment)))),
       );
     expect(admits('auth', jwksPort)).toBe(true);
     // Auth calls nothing, so it may send nothing: a compromised pod cannot ship its key out.
@@ -213,12 +227,16 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
       expect(annotations['prometheus.io/scrape'], app).toBe('true');
       expect(annotations['prometheus.io/path'], app).toBe('/metrics');
       const port = Number(annotations['prometheus.io/port']);
-      expect(containerOf(deployment, app).ports?.map((p) => p.containerPort), app).toContain(port);
+      expect(
+        containerOf(deployment, app).ports?.map((p) => p.containerPort),
+        app,
+      ).toContain(port);
       const ingress = named(rendered.manifests, NetworkPolicy, app).spec?.ingress ?? [];
       const fromMonitoring = ingress.some(
         (rule) =>
           (rule.ports ?? []).some((p) => p.port === port) &&
-          (rule.from === undefined || rule.from.some((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring')),
+          (rule.from === undefined ||
+            rule.from.some((peer) => peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'] === 'monitoring')),
       );
       expect(fromMonitoring, `${app}: no ingress rule admits the monitoring namespace on ${port}`).toBe(true);
     }

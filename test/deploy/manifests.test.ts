@@ -35,7 +35,8 @@ it('commits no key material and no Secret anywhere under deploy/, referenced by 
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (KEY_MATERIAL.test(readFileSync(path, 'utf8')) || /^kind:\s*Secret\s*$/m.test(readFileSync(path, 'utf8'))) offenders.push(path);
+      else if (KEY_MATERIAL.test(readFileSync(path, 'utf8')) || /^kind:\s*Secret\s*$/m.test(readFileSync(path, 'utf8')))
+        offenders.push(path);
     }
   };
   walk(deployDir());
@@ -127,21 +128,27 @@ describe.each(overlays)('deploy/overlays/$name', (overlay) => {
     }
   });
 
-  it(overlay.digestPinned ? 'pins every streamgate image by digest and no image to latest' : 'pins every image to a version tag, never latest', () => {
-    for (const deployment of deployments()) {
-      for (const container of [...podSpecOf(deployment).containers, ...(podSpecOf(deployment).initContainers ?? [])]) {
-        const image = container.image ?? '';
-        const [ref = '', digest] = image.split('@');
-        const tag = /:([^/:]+)$/.exec(ref)?.[1];
-        expect(tag, `${image} has no tag`).toBeDefined();
-        expect(tag, image).not.toBe('latest');
-        expect(tag, `${image}: a version, not a moving name`).toMatch(/^v?\d+\.\d+\.\d+/);
-        if (digest !== undefined) expect(digest, image).toMatch(/^sha256:[0-9a-f]{64}$/);
-        if (overlay.digestPinned && image.startsWith('ghcr.io/streamgate/')) expect(digest, `${image} is not digest-pinned`).toBeDefined();
-        expect(container.imagePullPolicy, image).not.toBe('Always');
+  it(
+    overlay.digestPinned
+      ? 'pins every streamgate image by digest and no image to latest'
+      : 'pins every image to a version tag, never latest',
+    () => {
+      for (const deployment of deployments()) {
+        for (const container of [...podSpecOf(deployment).containers, ...(podSpecOf(deployment).initContainers ?? [])]) {
+          const image = container.image ?? '';
+          const [ref = '', digest] = image.split('@');
+          const tag = /:([^/:]+)$/.exec(ref)?.[1];
+          expect(tag, `${image} has no tag`).toBeDefined();
+          expect(tag, image).not.toBe('latest');
+          expect(tag, `${image}: a version, not a moving name`).toMatch(/^v?\d+\.\d+\.\d+/);
+          if (digest !== undefined) expect(digest, image).toMatch(/^sha256:[0-9a-f]{64}$/);
+          if (overlay.digestPinned && image.startsWith('ghcr.io/streamgate/'))
+            expect(digest, `${image} is not digest-pinned`).toBeDefined();
+          expect(container.imagePullPolicy, image).not.toBe('Always');
+        }
       }
-    }
-  });
+    },
+  );
 
   it('holds no secret values: no Secret objects, no key material, sensitive variables only from Secrets', () => {
     expect(ofKind(rendered.manifests, Secret).map((s) => s.metadata?.name)).toEqual([]);

@@ -20,7 +20,11 @@ export type RenderResult = { ok: true; yaml: string; renderer: Renderer } | { ok
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function run(command: string, args: readonly string[], env: Env): { started: boolean; status: number | null; stdout: string; stderr: string } {
+function run(
+  command: string,
+  args: readonly string[],
+  env: Env,
+): { started: boolean; status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(command, args, { encoding: 'utf8', env, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 });
   if (result.error !== undefined) return { started: false, status: null, stdout: '', stderr: result.error.message };
   return { started: true, status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -60,7 +64,10 @@ export function findRenderer(env: Env = process.env): FindRendererResult {
     return { ok: false, error: { code: 'renderer_too_old', retryable: false, message: `${tried.join('; ')}: ${INSTALL_HINT}` } };
   }
   tried.push('no usable `kubectl` on PATH');
-  return { ok: false, error: { code: 'renderer_missing', retryable: false, message: `cannot render deploy/ overlays (${tried.join('; ')}): ${INSTALL_HINT}` } };
+  return {
+    ok: false,
+    error: { code: 'renderer_missing', retryable: false, message: `cannot render deploy/ overlays (${tried.join('; ')}): ${INSTALL_HINT}` },
+  };
 }
 
 /** Renders one kustomization directory to multi-document YAML, offline. */

@@ -96,7 +96,20 @@ export class FrameFuzzer {
       case 0:
         return this.bytes(this.int(1, 200)).toString('latin1');
       case 1:
-        return this.pick(['', ' ', 'null', 'true', '[]', '{}', '"op"', '0', '[{"op":"ping"}]', '{"op":null}', '{"op":"PING"}', '{"op":"ping"']);
+        return this.pick([
+          '',
+          ' ',
+          'null',
+          'true',
+          '[]',
+          '{}',
+          '"op"',
+          '0',
+          '[{"op":"ping"}]',
+          '{"op":null}',
+          '{"op":"PING"}',
+          '{"op":"ping"',
+        ]);
       case 2:
         return this.nested(this.int(1, 5_000));
       case 3:
@@ -165,7 +178,10 @@ export class FrameFuzzer {
         // Past maxFrameBytes but under the transport's hard cut.
         return JSON.stringify({ ...frame, pad: 'p'.repeat(this.ctx.maxFrameBytes + this.int(1, 2_000)) });
       case 7:
-        return JSON.stringify({ ...frame, [this.pick(keys)]: this.pick(UNICODE) + JSON.stringify(frame[this.pick(keys)] ?? '') + this.pick(UNICODE) });
+        return JSON.stringify({
+          ...frame,
+          [this.pick(keys)]: this.pick(UNICODE) + JSON.stringify(frame[this.pick(keys)] ?? '') + this.pick(UNICODE),
+        });
       case 8:
         // Duplicate keys: JSON.parse keeps the last one.
         return JSON.stringify(frame).replace(/^{/, `{"op":"${this.pick(['ping', 'subscribe', 'refresh', 'nope'])}",`);

@@ -65,10 +65,16 @@ export async function canonicalHashes(anvil: AnvilNode, from: number, to: number
  * Checks a newHeads stream block by block against the node: every block from the first written
  * to `head` appears exactly once, with the node's hash, in order, and nothing else was written.
  */
-export async function assertExactBlocks(redis: Redis, anvil: AnvilNode, stream: string, head: number): Promise<{ first: number; count: number }> {
+export async function assertExactBlocks(
+  redis: Redis,
+  anvil: AnvilNode,
+  stream: string,
+  head: number,
+): Promise<{ first: number; count: number }> {
   const events = await readEvents(redis, stream);
   const blocks = events.map((e) => e.event).filter((e) => e.type === 'block');
-  if (blocks.length !== events.length) throw new Error(`unexpected non-block events: ${JSON.stringify(events.filter((e) => e.event.type !== 'block'))}`);
+  if (blocks.length !== events.length)
+    throw new Error(`unexpected non-block events: ${JSON.stringify(events.filter((e) => e.event.type !== 'block'))}`);
   const first = blocks[0]?.number;
   if (first === undefined) throw new Error('stream is empty');
   const expected = await canonicalHashes(anvil, first, head);

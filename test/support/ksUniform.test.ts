@@ -6,7 +6,13 @@ describe('ksUniform', () => {
   it('uses the asymptotic critical value c(α)/√n', () => {
     const r = ksUniform([0.5], 0, 1);
     expect(r.critical).toBeCloseTo(1.6276, 3);
-    expect(ksUniform(Array.from({ length: 2_000 }, (_, i) => i), 0, 2_000).critical).toBeCloseTo(1.6276 / Math.sqrt(2_000), 5);
+    expect(
+      ksUniform(
+        Array.from({ length: 2_000 }, (_, i) => i),
+        0,
+        2_000,
+      ).critical,
+    ).toBeCloseTo(1.6276 / Math.sqrt(2_000), 5);
   });
 
   it('computes D exactly on a small sample', () => {
@@ -17,7 +23,11 @@ describe('ksUniform', () => {
   it('accepts uniform samples, scaled to the window', () => {
     const random = seeded(42);
     for (const n of [200, 2_000]) {
-      const r = ksUniform(Array.from({ length: n }, () => random() * 20_000), 0, 20_000);
+      const r = ksUniform(
+        Array.from({ length: n }, () => random() * 20_000),
+        0,
+        20_000,
+      );
       expect(r.pass, `D=${r.d} critical=${r.critical}`).toBe(true);
     }
   });
@@ -32,7 +42,11 @@ describe('ksUniform', () => {
   });
 
   it('counts samples outside the range against uniformity', () => {
-    const r = ksUniform(Array.from({ length: 100 }, (_, i) => 30_000 + i), 0, 20_000);
+    const r = ksUniform(
+      Array.from({ length: 100 }, (_, i) => 30_000 + i),
+      0,
+      20_000,
+    );
     expect(r.d).toBe(1);
     expect(r.pass).toBe(false);
   });

@@ -26,7 +26,12 @@ export interface ScriptedLog {
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 const hash32 = (seed: string) => `0x${createHash('sha256').update(seed).digest('hex')}`;
-const requestSchema = z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.number(), z.string()]), method: z.string(), params: z.array(z.unknown()).default([]) });
+const requestSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.number(), z.string()]),
+  method: z.string(),
+  params: z.array(z.unknown()).default([]),
+});
 const logFilterSchema = z.object({ blockHash: z.string().optional(), fromBlock: z.string().optional(), toBlock: z.string().optional() });
 
 /**
@@ -69,7 +74,12 @@ export class ScriptedChain {
   }
 
   logsOf(block: ScriptedBlock): ScriptedLog[] {
-    return Array.from({ length: block.logCount }, (_, i) => ({ blockNumber: block.number, blockHash: block.hash, logIndex: i, data: hash32(`${block.hash}:${i}`) }));
+    return Array.from({ length: block.logCount }, (_, i) => ({
+      blockNumber: block.number,
+      blockHash: block.hash,
+      logIndex: i,
+      data: hash32(`${block.hash}:${i}`),
+    }));
   }
 
   /** Extends the canonical chain by `count` new blocks; pushes the new tip (or every block). */
@@ -113,7 +123,12 @@ export class ScriptedChain {
 
   private append(): ScriptedBlock {
     const parent = this.tip;
-    const block: ScriptedBlock = { number: parent.number + 1, hash: hash32(`block${this.made++}`), parentHash: parent.hash, logCount: Math.floor(this.random() * 3) };
+    const block: ScriptedBlock = {
+      number: parent.number + 1,
+      hash: hash32(`block${this.made++}`),
+      parentHash: parent.hash,
+      logCount: Math.floor(this.random() * 3),
+    };
     this.byHash.set(block.hash, block);
     this.canonical.push(block);
     return block;
@@ -186,14 +201,17 @@ export class ScriptedChain {
         const { blockHash, fromBlock, toBlock } = filter.data;
         if (blockHash !== undefined) {
           const b = this.byHash.get(blockHash);
-          return b === undefined ? { jsonrpc: '2.0', id, error: { code: -32000, message: 'unknown block' } } : ok(this.logsOf(b).map((l) => this.rpcLog(l)));
+          return b === undefined
+            ? { jsonrpc: '2.0', id, error: { code: -32000, message: 'unknown block' } }
+            : ok(this.logsOf(b).map((l) => this.rpcLog(l)));
         }
         const from = this.blockAt(fromBlock ?? 'latest')?.number ?? this.tip.number + 1;
         const to = this.blockAt(toBlock ?? 'latest')?.number ?? this.tip.number;
         return ok(this.canonical.slice(from, to + 1).flatMap((b) => this.logsOf(b).map((l) => this.rpcLog(l))));
       }
       case 'eth_subscribe': {
-        if (socket === undefined || params[0] !== 'newHeads') return { jsonrpc: '2.0', id, error: { code: -32601, message: 'only newHeads over WebSocket' } };
+        if (socket === undefined || params[0] !== 'newHeads')
+          return { jsonrpc: '2.0', id, error: { code: -32601, message: 'only newHeads over WebSocket' } };
         const sub = hex(this.nextSub++);
         this.subscriptions.get(socket)?.add(sub);
         return ok(sub);
@@ -209,7 +227,9 @@ export class ScriptedChain {
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.answer(Buffer.concat(chunks).toString('utf8')))));
+      req.on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.answer(Buffer.concat(chunks).toString('utf8')))),
+      );
     });
     server.on('connection', (s) => {
       this.raw.add(s);

@@ -129,7 +129,12 @@ async function redisSink() {
       w = leases.acquire(key, 'harness', 600_000).then((lease) => {
         if (lease === null) throw new Error(`lease for ${key} is held`);
         const fence = { key, token: lease.token };
-        const ctx = { key, state: new Map<string, string>(), signal: abort.signal, write: (batch: Parameters<RedisStreamWriter['write']>[1]) => writer.write(fence, batch) };
+        const ctx = {
+          key,
+          state: new Map<string, string>(),
+          signal: abort.signal,
+          write: (batch: Parameters<RedisStreamWriter['write']>[1]) => writer.write(fence, batch),
+        };
         return new SymbolWriter(ctx, 100_000, (end) => errors.push(`${key} writer ended: ${JSON.stringify(end)}`));
       });
       writers.set(symbol, w);
@@ -172,7 +177,12 @@ export function seqBreaks(entries: readonly { kind: string; seq: number }[]): st
 
 /** Which symbols each connected session holds at the venue, by session id (sorted). */
 export function holdings(sim: VenueSim): Map<string, string[]> {
-  return new Map(sim.sessions().filter((s) => s.connected).map((s) => [s.id, s.subscribed.map((x) => x.symbol).sort()]));
+  return new Map(
+    sim
+      .sessions()
+      .filter((s) => s.connected)
+      .map((s) => [s.id, s.subscribed.map((x) => x.symbol).sort()]),
+  );
 }
 
 /** The steps of `seqBreaks` that went backwards or repeated (a forward jump is only a miss). */
@@ -182,4 +192,3 @@ export function seqRegressions(entries: readonly { kind: string; seq: number }[]
     return to <= from;
   });
 }
-

@@ -72,17 +72,27 @@ describe('venue callers', () => {
       message: 'a whole-list re-assert naming S007 is in flight',
     });
     const unsubscribed = h.feed.unsubscribe(['S007']);
-    await waitFor(() => h.sim.calls().some((c) => c.op === 'unsubscribe' && c.symbols.includes('S007') && c.status === 200), { timeoutMs: 5_000, message: 'S007 unsubscribed' });
+    await waitFor(() => h.sim.calls().some((c) => c.op === 'unsubscribe' && c.symbols.includes('S007') && c.status === 200), {
+      timeoutMs: 5_000,
+      message: 'S007 unsubscribed',
+    });
     await waitFor(() => h.sim.session(session.id)?.subscribed.some((s) => s.symbol === 'S007') === true, {
       timeoutMs: 5_000,
       message: 'the late whole-list subscribe lands after the unsubscribe and re-adds S007 at the venue',
     });
     h.sim.setResponseDelay(0);
-    await waitFor(() => h.sim.session(session.id)?.subscribed.some((s) => s.symbol === 'S007') === false && h.sim.calls().every((c) => c.answeredAt !== undefined), {
-      timeoutMs: 5_000,
-      message: 'the unsubscribe is sent again and the venue no longer holds S007',
-    });
-    expect(h.sim.calls().filter((c) => c.op === 'unsubscribe' && c.symbols.includes('S007') && c.status === 200).length).toBeGreaterThanOrEqual(2);
+    await waitFor(
+      () =>
+        h.sim.session(session.id)?.subscribed.some((s) => s.symbol === 'S007') === false &&
+        h.sim.calls().every((c) => c.answeredAt !== undefined),
+      {
+        timeoutMs: 5_000,
+        message: 'the unsubscribe is sent again and the venue no longer holds S007',
+      },
+    );
+    expect(
+      h.sim.calls().filter((c) => c.op === 'unsubscribe' && c.symbols.includes('S007') && c.status === 200).length,
+    ).toBeGreaterThanOrEqual(2);
     expect((await unsubscribed).ok).toBe(true);
     expect(h.sim.session(session.id)?.subscribed).toHaveLength(19);
   });

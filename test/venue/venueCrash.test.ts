@@ -72,7 +72,10 @@ describe('venue session crash', () => {
     // A caller is waiting on the second session (its subscribe is slow at the venue) when it crashes.
     h.sim.setResponseDelay(5_000, 'subscribe');
     const waiting = h.feed.subscribe(['X001']);
-    await waitFor(() => h.sim.calls().some((c) => c.sessionId === secondId && c.symbols.includes('X001')), { timeoutMs: 3_000, message: 'the call reached the second session' });
+    await waitFor(() => h.sim.calls().some((c) => c.sessionId === secondId && c.symbols.includes('X001')), {
+      timeoutMs: 3_000,
+      message: 'the call reached the second session',
+    });
     bomb = secondList[0];
     const answer = await withDeadline(waiting, 3_000, 'the waiting caller is answered');
     expect(answer).toMatchObject({ ok: false, error: { code: 'shard_crashed', retryable: true } });

@@ -30,8 +30,22 @@ afterAll(async () => {
 /** The venue payload as the contract states it, checked independently of the adapter's own schema. */
 const payloadSchema = z.discriminatedUnion('kind', [
   z.looseObject({ symbol: z.string(), kind: z.literal('snapshot'), seq: z.number().int(), ts: z.number().int(), price: z.number() }),
-  z.looseObject({ symbol: z.string(), kind: z.literal('quote'), seq: z.number().int(), ts: z.number().int(), bid: z.number(), ask: z.number() }),
-  z.looseObject({ symbol: z.string(), kind: z.literal('tick'), seq: z.number().int(), ts: z.number().int(), price: z.number(), size: z.number() }),
+  z.looseObject({
+    symbol: z.string(),
+    kind: z.literal('quote'),
+    seq: z.number().int(),
+    ts: z.number().int(),
+    bid: z.number(),
+    ask: z.number(),
+  }),
+  z.looseObject({
+    symbol: z.string(),
+    kind: z.literal('tick'),
+    seq: z.number().int(),
+    ts: z.number().int(),
+    price: z.number(),
+    size: z.number(),
+  }),
 ]);
 type Payload = z.infer<typeof payloadSchema>;
 
@@ -211,12 +225,19 @@ describe('the venue through ingest worker processes and a relay', () => {
       const coverageNotices = async () => {
         const control = await redis.xrange(CONTROL, '-', '+');
         const notices = control.map(([, fields]) => JSON.parse(fields[fields.indexOf('data') + 1] ?? 'null') as unknown);
-        return notices.map((n) => coverageNoticeSchema.safeParse(n)).filter((p) => p.success).map((p) => p.data);
+        return notices
+          .map((n) => coverageNoticeSchema.safeParse(n))
+          .filter((p) => p.success)
+          .map((p) => p.data);
       };
-      await waitFor(async () => (await coverageNotices()).some((n) => n.venue === 'sim' && n.wanted === DEMANDED.length && n.covered === DEMANDED.length), {
-        timeoutMs: 5_000,
-        message: `a coverage notice with ${DEMANDED.length} of ${DEMANDED.length} covered on ${CONTROL}`,
-      });
+      await waitFor(
+        async () =>
+          (await coverageNotices()).some((n) => n.venue === 'sim' && n.wanted === DEMANDED.length && n.covered === DEMANDED.length),
+        {
+          timeoutMs: 5_000,
+          message: `a coverage notice with ${DEMANDED.length} of ${DEMANDED.length} covered on ${CONTROL}`,
+        },
+      );
 
       // Through the relay with a token: one symbol stream live, and the control stream from its start.
       const relay = fleet.relays[0];
@@ -231,13 +252,28 @@ describe('the venue through ingest worker processes and a relay', () => {
         });
         const received: unknown[] = [];
         const errors: unknown[] = [];
-        client.subscribe({ getToken: () => tokenFor(streamOf(symbol)), onEvent: (data) => received.push(data), onError: (e) => errors.push(e) });
+        client.subscribe({
+          getToken: () => tokenFor(streamOf(symbol)),
+          onEvent: (data) => received.push(data),
+          onError: (e) => errors.push(e),
+        });
         const controlSeen: unknown[] = [];
-        client.subscribe({ getToken: () => tokenFor(CONTROL), from: '0-0', onEvent: (data) => controlSeen.push(data), onError: (e) => errors.push(e) });
+        client.subscribe({
+          getToken: () => tokenFor(CONTROL),
+          from: '0-0',
+          onEvent: (data) => controlSeen.push(data),
+          onError: (e) => errors.push(e),
+        });
         await waitFor(() => received.length >= 10, { timeoutMs: 15_000, message: `the relay delivers ${streamOf(symbol)} entries` });
         const relayed = received.map((d) => payloadSchema.parse(d));
         expect(relayed.every((p) => p.symbol === symbol)).toBe(true);
-        expect(seqViolations('relay', symbol, relayed.map((payload, i) => ({ id: String(i), payload })))).toEqual([]);
+        expect(
+          seqViolations(
+            'relay',
+            symbol,
+            relayed.map((payload, i) => ({ id: String(i), payload })),
+          ),
+        ).toEqual([]);
         await waitFor(() => controlSeen.some((n) => coverageNoticeSchema.safeParse(n).success), {
           timeoutMs: 15_000,
           message: 'the relay serves the control stream with its coverage notice',
@@ -256,7 +292,8 @@ describe('the venue through ingest worker processes and a relay', () => {
         },
         { timeoutMs: 5_000, message: 'ingest_venue_coverage{kind="any"} reaches every demanded symbol' },
       );
-      for (const kind of ['snapshot', 'quote', 'tick']) expect(metricValue(metrics, 'ingest_venue_coverage', `kind="${kind}"`)).toBe(DEMANDED.length);
+      for (const kind of ['snapshot', 'quote', 'tick'])
+        expect(metricValue(metrics, 'ingest_venue_coverage', `kind="${kind}"`)).toBe(DEMANDED.length);
       expect(metricValue(metrics, 'ingest_venue_wanted')).toBe(DEMANDED.length);
 
       expect(watch.max()).toBe(SESSIONS_NEEDED);
@@ -319,7 +356,10 @@ describe('the venue through ingest worker processes and a relay', () => {
           after = await venueStatus(other);
           return after?.coverage.length === DEMANDED.length;
         },
-        { timeoutMs: 4 * Number(FAST_WORKER_ENV.INGEST_LEASE_TTL_MS) + 5_000, message: 'the surviving worker covers every demanded symbol' },
+        {
+          timeoutMs: 4 * Number(FAST_WORKER_ENV.INGEST_LEASE_TTL_MS) + 5_000,
+          message: 'the surviving worker covers every demanded symbol',
+        },
       );
       const takeoverMs = Date.now() - killedAt;
       expect(new Set(sim.sessions().map((s) => s.id))).toEqual(new Set(after?.shards.map((sh) => sh.sessionId)));

@@ -24,7 +24,10 @@ describe('venue session that goes quiet while connected', () => {
     });
     const recoveredAt = Date.now();
     expect(recoveredAt - silencedAt).toBeLessThanOrEqual(2 * TICK_MS + 300);
-    await waitFor(() => itsSymbols.every((s) => h.symbolsSeenSince(recoveredAt).has(s)), { timeoutMs: 2_000, message: 'every symbol of the quiet session streams again' });
+    await waitFor(() => itsSymbols.every((s) => h.symbolsSeenSince(recoveredAt).has(s)), {
+      timeoutMs: 2_000,
+      message: 'every symbol of the quiet session streams again',
+    });
     expect(h.sim.session(quiet.id)?.connected).toBe(true);
   });
 });

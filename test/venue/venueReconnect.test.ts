@@ -22,7 +22,12 @@ describe('venue session dropped by the broker', () => {
       timeoutMs: 10_000,
       message: 'the session reconnected and its whole list was subscribed again',
     });
-    expect(h.sim.session(first.id)?.subscribed.map((s) => s.symbol).sort()).toEqual(list);
+    expect(
+      h.sim
+        .session(first.id)
+        ?.subscribed.map((s) => s.symbol)
+        .sort(),
+    ).toEqual(list);
     await waitFor(() => h.feed.covered().size === 150, { timeoutMs: 10_000, message: 'coverage back to 150' });
     const replays = h.sim.calls().filter((c) => c.sessionId === first.id && c.op === 'subscribe' && c.status === 200);
     expect(replays.at(-1)?.symbols.slice().sort()).toEqual(list);

@@ -10,7 +10,10 @@ describe('venue INVALID_SYMBOL in a batch', () => {
     const batch = symbols(60);
     const unknown = batch.filter((_, i) => i % 3 === 1).slice(0, 17);
     expect(unknown).toHaveLength(17);
-    await using h = await startVenueHarness({ sim: { unknownSymbols: unknown }, feed: { reassertIntervalMs: TICK_MS, rejectedSymbolTtlMs: TTL_MS } });
+    await using h = await startVenueHarness({
+      sim: { unknownSymbols: unknown },
+      feed: { reassertIntervalMs: TICK_MS, rejectedSymbolTtlMs: TTL_MS },
+    });
 
     const answer = await h.feed.subscribe(batch);
     expect(answer.ok).toBe(false);
@@ -24,10 +27,14 @@ describe('venue INVALID_SYMBOL in a batch', () => {
 
     // Several re-assert ticks later, still one refusal notice naming exactly the 17.
     const ticksLater = Date.now() + 3 * TICK_MS;
-    await waitFor(() => Date.now() >= ticksLater && h.sim.calls().filter((c) => c.receivedAt > ticksLater - 3 * TICK_MS && c.status === 200).length >= 2, {
-      timeoutMs: 5_000,
-      message: 'three ticks of re-asserts',
-    });
+    await waitFor(
+      () =>
+        Date.now() >= ticksLater && h.sim.calls().filter((c) => c.receivedAt > ticksLater - 3 * TICK_MS && c.status === 200).length >= 2,
+      {
+        timeoutMs: 5_000,
+        message: 'three ticks of re-asserts',
+      },
+    );
     const refusals = h.notices.filter((n) => n.type === 'refusal');
     expect(refusals).toHaveLength(1);
     expect(refusals[0]?.type === 'refusal' && refusals[0].symbols.slice().sort()).toEqual(unknown.slice().sort());
@@ -37,8 +44,16 @@ describe('venue INVALID_SYMBOL in a batch', () => {
 
     // The venue lists them later; once their TTL runs out they return by themselves, nobody calling.
     h.sim.setUnknownSymbols([]);
-    await waitFor(() => h.feed.covered().size === 60, { timeoutMs: TTL_MS + 4 * TICK_MS + 2_000, message: 'the 17 covered after their TTL' });
-    expect(h.notices.filter((n) => n.type === 'refusal_expired').flatMap((n) => (n.type === 'refusal_expired' ? n.symbols : [])).sort()).toEqual(unknown.slice().sort());
+    await waitFor(() => h.feed.covered().size === 60, {
+      timeoutMs: TTL_MS + 4 * TICK_MS + 2_000,
+      message: 'the 17 covered after their TTL',
+    });
+    expect(
+      h.notices
+        .filter((n) => n.type === 'refusal_expired')
+        .flatMap((n) => (n.type === 'refusal_expired' ? n.symbols : []))
+        .sort(),
+    ).toEqual(unknown.slice().sort());
     expect(h.notices.filter((n) => n.type === 'refusal')).toHaveLength(1);
   });
 

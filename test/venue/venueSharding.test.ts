@@ -32,7 +32,9 @@ describe('venue sharding', () => {
     const owner = [...before].find(([, held]) => held.includes(victim))?.[0];
     h.sim.clearCalls();
     expect(await h.feed.unsubscribe([victim])).toEqual({ ok: true });
-    expect(h.sim.calls().map((c) => ({ op: c.op, sessionId: c.sessionId, symbols: c.symbols }))).toEqual([{ op: 'unsubscribe', sessionId: owner, symbols: [victim] }]);
+    expect(h.sim.calls().map((c) => ({ op: c.op, sessionId: c.sessionId, symbols: c.symbols }))).toEqual([
+      { op: 'unsubscribe', sessionId: owner, symbols: [victim] },
+    ]);
     const afterRemove = holdings(h.sim);
     for (const [id, held] of afterAdd) {
       const expected = id === owner ? [...held].filter((s) => s !== victim) : [...held];

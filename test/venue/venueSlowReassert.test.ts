@@ -28,7 +28,10 @@ describe('venue re-assert slower than the tick interval', () => {
     h.sim.clearCalls();
     outcomes.length = 0;
     const from = Date.now();
-    await waitFor(() => outcomes.length >= 4 && Date.now() - from > 6 * TICK_MS, { timeoutMs: 10_000, message: 'four slow re-asserts answered' });
+    await waitFor(() => outcomes.length >= 4 && Date.now() - from > 6 * TICK_MS, {
+      timeoutMs: 10_000,
+      message: 'four slow re-asserts answered',
+    });
 
     expect(outcomes.every((o) => o === 'ok')).toBe(true);
     expect(skipped).toBeGreaterThan(0);
@@ -40,9 +43,16 @@ describe('venue re-assert slower than the tick interval', () => {
       for (let i = 1; i < calls.length; i++) {
         const previous = calls[i - 1];
         expect(previous?.answeredAt, `call ${i - 1} on ${session} answered`).toBeDefined();
-        expect(calls[i]?.receivedAt, `call ${i} on ${session} sent after call ${i - 1} was answered`).toBeGreaterThanOrEqual(previous?.answeredAt ?? Infinity);
+        expect(calls[i]?.receivedAt, `call ${i} on ${session} sent after call ${i - 1} was answered`).toBeGreaterThanOrEqual(
+          previous?.answeredAt ?? Infinity,
+        );
       }
     }
-    expect(h.sim.calls().filter((c) => c.answeredAt !== undefined).every((c) => c.status === 200)).toBe(true);
+    expect(
+      h.sim
+        .calls()
+        .filter((c) => c.answeredAt !== undefined)
+        .every((c) => c.status === 200),
+    ).toBe(true);
   });
 });

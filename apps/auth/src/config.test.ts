@@ -51,7 +51,13 @@ describe('parseAuthConfig', () => {
     });
     expect(result).toMatchObject({
       ok: true,
-      config: { host: '127.0.0.1', port: 0, tokenTtlSeconds: 60, logLevel: 'debug', signingKeys: { kind: 'file', path: '/run/secrets/keys.json' } },
+      config: {
+        host: '127.0.0.1',
+        port: 0,
+        tokenTtlSeconds: 60,
+        logLevel: 'debug',
+        signingKeys: { kind: 'file', path: '/run/secrets/keys.json' },
+      },
     });
     expect(parseAuthConfig({ ...base, AUTH_SIGNING_KEYS: '', AUTH_DEV_GENERATE_KEYS: 'true' })).toMatchObject({
       ok: true,
@@ -60,11 +66,15 @@ describe('parseAuthConfig', () => {
   });
 
   it('names the variable and the fix', () => {
-    expect(failure({ ...base, AUTH_ISSUER: undefined })).toMatchObject({ variable: 'AUTH_ISSUER', message: expect.stringMatching(/required/) as string });
+    expect(failure({ ...base, AUTH_ISSUER: undefined })).toMatchObject({
+      variable: 'AUTH_ISSUER',
+      message: expect.stringMatching(/required/) as string,
+    });
     expect(failure({ ...base, AUTH_AUDIENCE: ' ' }).variable).toBe('AUTH_AUDIENCE');
     expect(failure({ ...base, AUTH_PORT: 'http' })).toEqual({
       variable: 'AUTH_PORT',
-      message: 'AUTH_PORT="http": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8080',
+      message:
+        'AUTH_PORT="http": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8080',
     });
     expect(failure({ ...base, AUTH_PORT: '70000' }).message).toMatch(/^AUTH_PORT="70000": must be an integer from 0 to 65535/);
     expect(failure({ ...base, AUTH_TOKEN_TTL_SECONDS: '0' }).variable).toBe('AUTH_TOKEN_TTL_SECONDS');
@@ -72,7 +82,9 @@ describe('parseAuthConfig', () => {
       variable: 'AUTH_REDIS_URL',
       message: expect.stringMatching(/no credentials/) as string,
     });
-    expect(failure({ ...base, AUTH_REDIS_URL: undefined }).message).toMatch(/^AUTH_REDIS_URL \(unset\): is required; set it to the Redis URL/);
+    expect(failure({ ...base, AUTH_REDIS_URL: undefined }).message).toMatch(
+      /^AUTH_REDIS_URL \(unset\): is required; set it to the Redis URL/,
+    );
     expect(failure({ ...base, LOG_LEVEL: 'loud' }).variable).toBe('LOG_LEVEL');
     expect(failure({ ...base, AUTH_DEV_GENERATE_KEYS: 'yes' }).variable).toBe('AUTH_DEV_GENERATE_KEYS');
   });
@@ -91,7 +103,12 @@ describe('parseAuthConfig', () => {
   });
 
   it('reports every problem at once', () => {
-    const result = parseAuthConfig({ AUTH_PORT: 'abc', AUTH_ISSUER: '', AUTH_TOKEN_TTL_SECONDS: '0', AUTH_REDIS_URL: 'redis://u:p@r:6379' });
+    const result = parseAuthConfig({
+      AUTH_PORT: 'abc',
+      AUTH_ISSUER: '',
+      AUTH_TOKEN_TTL_SECONDS: '0',
+      AUTH_REDIS_URL: 'redis://u:p@r:6379',
+    });
     if (result.ok) throw new Error('expected a config error');
     expect(result.error.problems.map((p) => p.variable).sort()).toEqual(
       ['AUTH_AUDIENCE', 'AUTH_ISSUER', 'AUTH_PORT', 'AUTH_REDIS_URL', 'AUTH_SIGNING_KEYS', 'AUTH_TOKEN_TTL_SECONDS'].sort(),
@@ -109,8 +126,8 @@ describe('parseAuthConfig', () => {
       variable: 'AUTH_SIGNING_KEYS_FILE',
       message: expect.stringMatching(/conflicts with AUTH_SIGNING_KEYS/) as string,
     });
-    expect(
-      failure({ ...base, AUTH_SIGNING_KEYS: undefined, AUTH_DEV_GENERATE_KEYS: 'true', NODE_ENV: 'production' }).variable,
-    ).toBe('AUTH_DEV_GENERATE_KEYS');
+    expect(failure({ ...base, AUTH_SIGNING_KEYS: undefined, AUTH_DEV_GENERATE_KEYS: 'true', NODE_ENV: 'production' }).variable).toBe(
+      'AUTH_DEV_GENERATE_KEYS',
+    );
   });
 });

@@ -4,10 +4,7 @@ import type { ConfigResult, Env } from '@streamgate/boot';
 import { normalizeRedisTarget } from '@streamgate/protocol';
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
 
-export type SigningKeySource =
-  | { kind: 'inline'; json: string }
-  | { kind: 'file'; path: string }
-  | { kind: 'generate' };
+export type SigningKeySource = { kind: 'inline'; json: string } | { kind: 'file'; path: string } | { kind: 'generate' };
 
 export type AuthConfig = {
   host: string;
@@ -42,7 +39,12 @@ export const authConfigSchema = z
     AUTH_TOKEN_TTL_SECONDS: envInt({ fallback: 300, min: 1, max: MAX_TOKEN_TTL_SECONDS, fix: 'set the token lifetime in seconds' }),
     AUTH_REDIS_URL: envText({ required: 'set it to the Redis URL named in tokens, e.g. redis://streams:6379/0', check: redisUrlCheck }),
     AUTH_DEMAND_PREFIXES: envList({ fallback: [] }),
-    AUTH_DEMAND_TTL_MS: envInt({ fallback: 30_000, min: 1_000, max: 3_600_000, fix: 'set how long a minted token keeps its stream wanted, in ms' }),
+    AUTH_DEMAND_TTL_MS: envInt({
+      fallback: 30_000,
+      min: 1_000,
+      max: 3_600_000,
+      fix: 'set how long a minted token keeps its stream wanted, in ms',
+    }),
     LOG_LEVEL: envEnum(LOG_LEVELS, { fallback: 'info' }),
     NODE_ENV: envText({ optional: 'for development' }),
   })
@@ -61,7 +63,11 @@ export const authConfigSchema = z
             'is required; set it to a JSON array of private JWKs, or set AUTH_SIGNING_KEYS_FILE to a file holding one (AUTH_DEV_GENERATE_KEYS=true for development)',
         });
       } else if (sources.length > 1) {
-        ctx.addIssue({ code: 'custom', path: [sources[1] ?? 'AUTH_SIGNING_KEYS'], message: `conflicts with ${sources[0]}; set exactly one key source` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [sources[1] ?? 'AUTH_SIGNING_KEYS'],
+          message: `conflicts with ${sources[0]}; set exactly one key source`,
+        });
       } else if (e.AUTH_DEV_GENERATE_KEYS && e.NODE_ENV === 'production') {
         // A generated key dies with the process, so every restart would invalidate every token.
         ctx.addIssue({
@@ -73,25 +79,23 @@ export const authConfigSchema = z
     },
     whenValid('AUTH_SIGNING_KEYS', 'AUTH_SIGNING_KEYS_FILE', 'AUTH_DEV_GENERATE_KEYS', 'NODE_ENV'),
   )
-  .transform(
-    (e): AuthConfig => ({
-      host: e.AUTH_HOST,
-      port: e.AUTH_PORT,
-      signingKeys:
-        e.AUTH_SIGNING_KEYS !== undefined
-          ? { kind: 'inline', json: e.AUTH_SIGNING_KEYS }
-          : e.AUTH_SIGNING_KEYS_FILE !== undefined
-            ? { kind: 'file', path: e.AUTH_SIGNING_KEYS_FILE }
-            : { kind: 'generate' },
-      issuer: e.AUTH_ISSUER,
-      audience: e.AUTH_AUDIENCE,
-      tokenTtlSeconds: e.AUTH_TOKEN_TTL_SECONDS,
-      redisUrl: e.AUTH_REDIS_URL,
-      demandPrefixes: e.AUTH_DEMAND_PREFIXES,
-      demandTtlMs: e.AUTH_DEMAND_TTL_MS,
-      logLevel: e.LOG_LEVEL,
-    }),
-  );
+  .transform((e): AuthConfig => ({
+    host: e.AUTH_HOST,
+    port: e.AUTH_PORT,
+    signingKeys:
+      e.AUTH_SIGNING_KEYS !== undefined
+        ? { kind: 'inline', json: e.AUTH_SIGNING_KEYS }
+        : e.AUTH_SIGNING_KEYS_FILE !== undefined
+          ? { kind: 'file', path: e.AUTH_SIGNING_KEYS_FILE }
+          : { kind: 'generate' },
+    issuer: e.AUTH_ISSUER,
+    audience: e.AUTH_AUDIENCE,
+    tokenTtlSeconds: e.AUTH_TOKEN_TTL_SECONDS,
+    redisUrl: e.AUTH_REDIS_URL,
+    demandPrefixes: e.AUTH_DEMAND_PREFIXES,
+    demandTtlMs: e.AUTH_DEMAND_TTL_MS,
+    logLevel: e.LOG_LEVEL,
+  }));
 
 /** Parses the process environment once, at boot, reporting every problem. Pure: reads no files (see loadSigningKeys). */
 export function parseAuthConfig(env: Env): ConfigResult<AuthConfig> {

@@ -9,7 +9,8 @@ describe('createDemandObserver', () => {
     const observer = createDemandObserver({
       prefixes: ['evm:', 'venue:'],
       ttlMs: 5_000,
-      register: (stream) => (stream.endsWith('bad') ? Promise.reject(new Error('redis down')) : (registered.push(stream), Promise.resolve())),
+      register: (stream) =>
+        stream.endsWith('bad') ? Promise.reject(new Error('redis down')) : (registered.push(stream), Promise.resolve()),
       onOutcome: (outcome, stream) => outcomes.push(`${outcome} ${stream}`),
     });
     const issued = (stream: string): void => observer.issued?.({ path: 'token', stream, subject: 'alice' });

@@ -16,7 +16,11 @@ export async function loadSigningKeys(source: SigningKeySource): Promise<Signing
         const reason = error instanceof Error ? error.message : String(error);
         return {
           ok: false,
-          error: { code: 'signing_keys_invalid', retryable: false, message: `AUTH_SIGNING_KEYS_FILE: cannot read ${source.path} (${reason})` },
+          error: {
+            code: 'signing_keys_invalid',
+            retryable: false,
+            message: `AUTH_SIGNING_KEYS_FILE: cannot read ${source.path} (${reason})`,
+          },
         };
       }
       return prefix(`AUTH_SIGNING_KEYS_FILE (${source.path})`, await SigningKeySet.fromJson(json));

@@ -88,7 +88,9 @@ describe('main', () => {
     expect(await within(run.exited, 20_000, 'no exit on bad config', run)).toBe(78);
     expect(run.output()).toMatch(/"variables":\["AUTH_PORT","AUTH_ISSUER"\]/);
     expect(run.output()).toMatch(/AUTH_ISSUER \(unset\): is required/);
-    expect(run.output()).toContain('AUTH_PORT=\\"abc\\": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8080');
+    expect(run.output()).toContain(
+      'AUTH_PORT=\\"abc\\": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8080',
+    );
   });
 
   it('exits 78 naming the variable when the signing keys are bad', async () => {
@@ -105,7 +107,11 @@ describe('main', () => {
     await within(listeningPort(run), 20_000, 'no listening line', run);
     run.child.kill('SIGUSR2');
     expect(await within(run.exited, 10_000, 'no exit after the fault', run)).toBe(70);
-    const fatal = run.output().split('\n').find((line) => line.includes('"level":60')) ?? '';
+    const fatal =
+      run
+        .output()
+        .split('\n')
+        .find((line) => line.includes('"level":60')) ?? '';
     expect(fatal).toContain(`"kind":"${kind}"`);
     expect(fatal).toContain(message);
     expect(fatal).toContain('"exitCode":70');

@@ -16,7 +16,11 @@ import { createDemoRouter } from './demoRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
 
 /** Everything from the signing keys to the "listening" line; a throw is a failed start (exit 1). */
-async function startAuth(config: AuthConfig, logger: Logger, faults: FaultPolicy): Promise<{ server: AuthServer; demandRedis: Redis | null }> {
+async function startAuth(
+  config: AuthConfig,
+  logger: Logger,
+  faults: FaultPolicy,
+): Promise<{ server: AuthServer; demandRedis: Redis | null }> {
   const loaded = await loadSigningKeys(config.signingKeys);
   if (!loaded.ok) {
     const variable = config.signingKeys.kind === 'file' ? 'AUTH_SIGNING_KEYS_FILE' : 'AUTH_SIGNING_KEYS';
@@ -43,7 +47,8 @@ async function startAuth(config: AuthConfig, logger: Logger, faults: FaultPolicy
   });
   faults.countWith((kind) => faultCounter.inc({ kind }));
   // Demand goes to the Redis the tokens name: ingest keeps its demand set beside the streams.
-  const demandRedis = config.demandPrefixes.length === 0 ? null : new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  const demandRedis =
+    config.demandPrefixes.length === 0 ? null : new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
   demandRedis?.on('error', (error: Error) => logger.warn({ err: error }, 'demand redis error'));
   const demand = demandRedis === null ? null : new RedisDemandRegistry(demandRedis);
   const observer =

@@ -9,25 +9,88 @@ const STATES: FailoverState[] = ['connecting', 'active', 'backfilling', 'switchi
 /** Prometheus metrics and structured logs for everything an operator asks about after an incident. */
 export class IngestMetrics {
   readonly registry = new Registry();
-  private readonly failovers = new Counter({ name: 'ingest_failovers_total', help: 'WebSocket provider failovers', labelNames: ['stream', 'from', 'to'], registers: [this.registry] });
+  private readonly failovers = new Counter({
+    name: 'ingest_failovers_total',
+    help: 'WebSocket provider failovers',
+    labelNames: ['stream', 'from', 'to'],
+    registers: [this.registry],
+  });
   private readonly failoverSeconds = new Histogram({
     name: 'ingest_failover_duration_seconds',
     help: 'From detecting a failed provider to the next subscription being live',
     buckets: [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30],
     registers: [this.registry],
   });
-  private readonly backfillBlocks = new Counter({ name: 'ingest_backfill_blocks_total', help: 'Blocks fetched over HTTP to fill gaps', labelNames: ['stream'], registers: [this.registry] });
-  private readonly degradedGauge = new Gauge({ name: 'ingest_degraded', help: '1 while a stream is in degraded mode', labelNames: ['stream'], registers: [this.registry] });
-  private readonly gaps = new Counter({ name: 'ingest_gaps_total', help: 'Unfillable gaps written (gap event or stream error)', labelNames: ['stream', 'policy'], registers: [this.registry] });
-  private readonly reorgs = new Counter({ name: 'ingest_reorgs_total', help: 'Reorgs written to streams', labelNames: ['stream'], registers: [this.registry] });
-  private readonly reorgDepth = new Histogram({ name: 'ingest_reorg_depth_blocks', help: 'Blocks replaced per reorg', buckets: [1, 2, 3, 5, 8, 13, 32, 64], registers: [this.registry] });
-  private readonly dedupe = new Counter({ name: 'ingest_dedupe_hits_total', help: 'Events dropped as already written (memory: seen hash; redis: dedupe key)', labelNames: ['stream', 'where'], registers: [this.registry] });
-  private readonly written = new Counter({ name: 'ingest_events_written_total', help: 'Entries XADDed', labelNames: ['stream'], registers: [this.registry] });
-  private readonly leases = new Counter({ name: 'ingest_lease_changes_total', help: 'Lease acquisitions, losses and releases', labelNames: ['stream', 'change'], registers: [this.registry] });
-  private readonly providerErrors = new Counter({ name: 'ingest_provider_errors_total', help: 'Upstream errors by provider and kind (garbage = not JSON-RPC)', labelNames: ['provider', 'code'], registers: [this.registry] });
-  private readonly state = new Gauge({ name: 'ingest_stream_state', help: '1 for the failover state each stream is in', labelNames: ['stream', 'state'], registers: [this.registry] });
-  readonly ownedStreams = new Gauge({ name: 'ingest_owned_streams', help: 'Streams whose lease this worker holds', registers: [this.registry] });
-  readonly demandErrors = new Counter({ name: 'ingest_demand_errors_total', help: 'Failed reads of the demand set', registers: [this.registry] });
+  private readonly backfillBlocks = new Counter({
+    name: 'ingest_backfill_blocks_total',
+    help: 'Blocks fetched over HTTP to fill gaps',
+    labelNames: ['stream'],
+    registers: [this.registry],
+  });
+  private readonly degradedGauge = new Gauge({
+    name: 'ingest_degraded',
+    help: '1 while a stream is in degraded mode',
+    labelNames: ['stream'],
+    registers: [this.registry],
+  });
+  private readonly gaps = new Counter({
+    name: 'ingest_gaps_total',
+    help: 'Unfillable gaps written (gap event or stream error)',
+    labelNames: ['stream', 'policy'],
+    registers: [this.registry],
+  });
+  private readonly reorgs = new Counter({
+    name: 'ingest_reorgs_total',
+    help: 'Reorgs written to streams',
+    labelNames: ['stream'],
+    registers: [this.registry],
+  });
+  private readonly reorgDepth = new Histogram({
+    name: 'ingest_reorg_depth_blocks',
+    help: 'Blocks replaced per reorg',
+    buckets: [1, 2, 3, 5, 8, 13, 32, 64],
+    registers: [this.registry],
+  });
+  private readonly dedupe = new Counter({
+    name: 'ingest_dedupe_hits_total',
+    help: 'Events dropped as already written (memory: seen hash; redis: dedupe key)',
+    labelNames: ['stream', 'where'],
+    registers: [this.registry],
+  });
+  private readonly written = new Counter({
+    name: 'ingest_events_written_total',
+    help: 'Entries XADDed',
+    labelNames: ['stream'],
+    registers: [this.registry],
+  });
+  private readonly leases = new Counter({
+    name: 'ingest_lease_changes_total',
+    help: 'Lease acquisitions, losses and releases',
+    labelNames: ['stream', 'change'],
+    registers: [this.registry],
+  });
+  private readonly providerErrors = new Counter({
+    name: 'ingest_provider_errors_total',
+    help: 'Upstream errors by provider and kind (garbage = not JSON-RPC)',
+    labelNames: ['provider', 'code'],
+    registers: [this.registry],
+  });
+  private readonly state = new Gauge({
+    name: 'ingest_stream_state',
+    help: '1 for the failover state each stream is in',
+    labelNames: ['stream', 'state'],
+    registers: [this.registry],
+  });
+  readonly ownedStreams = new Gauge({
+    name: 'ingest_owned_streams',
+    help: 'Streams whose lease this worker holds',
+    registers: [this.registry],
+  });
+  readonly demandErrors = new Counter({
+    name: 'ingest_demand_errors_total',
+    help: 'Failed reads of the demand set',
+    registers: [this.registry],
+  });
   private readonly faults = new Counter({
     name: 'ingest_faults_total',
     help: 'Unhandled rejections and uncaught exceptions; each one ends the process after releasing its leases',

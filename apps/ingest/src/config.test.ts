@@ -43,24 +43,46 @@ describe('parseIngestConfig', () => {
   it('takes a venue-only topology, filling the venue defaults', () => {
     const parsed = config(withVenue({}));
     expect(parsed.topology.streams).toEqual([]);
-    expect(parsed.topology.venues.sim).toMatchObject({ symbols: ['BTC-USD', 'AAPL'], kinds: ['snapshot', 'quote', 'tick'], maxSymbolsPerSession: 100, maxSessions: 5 });
+    expect(parsed.topology.venues.sim).toMatchObject({
+      symbols: ['BTC-USD', 'AAPL'],
+      kinds: ['snapshot', 'quote', 'tick'],
+      maxSymbolsPerSession: 100,
+      maxSessions: 5,
+    });
   });
 
   it.each([
     [{ INGEST_REDIS_URL: undefined }, /INGEST_REDIS_URL \(unset\): is required; set it to the Redis the relays read/],
     [{ INGEST_TOPOLOGY: 'not json' }, /INGEST_TOPOLOGY: is not JSON/],
-    [{ INGEST_TOPOLOGY: undefined }, /INGEST_TOPOLOGY \(unset\): and INGEST_TOPOLOGY_FILE are both unset; set exactly one of INGEST_TOPOLOGY/],
+    [
+      { INGEST_TOPOLOGY: undefined },
+      /INGEST_TOPOLOGY \(unset\): and INGEST_TOPOLOGY_FILE are both unset; set exactly one of INGEST_TOPOLOGY/,
+    ],
     [{ INGEST_TICK_MS: '5000' }, /INGEST_TICK_MS="5000": must be at most a third of INGEST_LEASE_TTL_MS \(10000\)/],
-    [{ INGEST_STREAM_MAXLEN: '-1' }, /INGEST_STREAM_MAXLEN="-1": must be an integer from 0 to 1000000000 \(0 = never trim\); set it to an integer in that range or leave it unset for 100000/],
+    [
+      { INGEST_STREAM_MAXLEN: '-1' },
+      /INGEST_STREAM_MAXLEN="-1": must be an integer from 0 to 1000000000 \(0 = never trim\); set it to an integer in that range or leave it unset for 100000/,
+    ],
     [{ INGEST_REDIS_URL: 'http://r:6379' }, /INGEST_REDIS_URL="http:\/\/r:6379": must be a redis:\/\/ or rediss:\/\/ URL/],
-    [{ INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'x', chain: 'nope', kind: 'newHeads' }] }) }, /unknown chain "nope"/],
-    [{ INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'x', chain: 'eth', kind: 'blocks' }] }) }, /INGEST_TOPOLOGY\.streams\.0\.kind/],
+    [
+      { INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'x', chain: 'nope', kind: 'newHeads' }] }) },
+      /unknown chain "nope"/,
+    ],
+    [
+      { INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'x', chain: 'eth', kind: 'blocks' }] }) },
+      /INGEST_TOPOLOGY\.streams\.0\.kind/,
+    ],
     [
       { INGEST_TOPOLOGY: JSON.stringify({ chains: { eth: { providers: [{ id: 'a', wsUrl: 'ws://a' }] } }, streams: topology.streams }) },
       /no provider has an httpUrl/,
     ],
     [
-      { INGEST_TOPOLOGY: JSON.stringify({ chains: { eth: { providers: [{ id: 'a', wsUrl: 'http://a', httpUrl: 'http://a' }] } }, streams: topology.streams }) },
+      {
+        INGEST_TOPOLOGY: JSON.stringify({
+          chains: { eth: { providers: [{ id: 'a', wsUrl: 'http://a', httpUrl: 'http://a' }] } },
+          streams: topology.streams,
+        }),
+      },
       /providers\.0\.wsUrl/,
     ],
     [{ INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [topology.streams[0], topology.streams[0]] }) }, /duplicate stream/],
@@ -72,13 +94,22 @@ describe('parseIngestConfig', () => {
     [withVenue({ symbols: ['AAPL', 'AAPL'] }), /INGEST_TOPOLOGY\.venues\.sim\.symbols: symbols must be unique/],
     [withVenue({ kinds: ['quote'], declaredKinds: ['tick'] }), /INGEST_TOPOLOGY\.venues\.sim\.declaredKinds: declares "tick"/],
     [withVenue({ reassertIntervalMs: 10 }), /INGEST_TOPOLOGY\.venues\.sim\.reassertIntervalMs: /],
-    [{ INGEST_TOPOLOGY: JSON.stringify({ venues: { 'Bad Name': venue } }) }, /INGEST_TOPOLOGY\.venues\.Bad Name: a venue name is 1–32 lowercase/],
+    [
+      { INGEST_TOPOLOGY: JSON.stringify({ venues: { 'Bad Name': venue } }) },
+      /INGEST_TOPOLOGY\.venues\.Bad Name: a venue name is 1–32 lowercase/,
+    ],
   ])('refuses %o naming the variable or field', (over, message) => {
     expect(refusal(over)).toMatch(message);
   });
 
   it('takes a blank value as unset: the default, never 0 (streams stay trimmed)', () => {
-    const parsed = config({ INGEST_STREAM_MAXLEN: '', INGEST_PORT: ' ', INGEST_DEMAND_GRACE_MS: '', INGEST_TOPOLOGY_FILE: '', LOG_LEVEL: '' });
+    const parsed = config({
+      INGEST_STREAM_MAXLEN: '',
+      INGEST_PORT: ' ',
+      INGEST_DEMAND_GRACE_MS: '',
+      INGEST_TOPOLOGY_FILE: '',
+      LOG_LEVEL: '',
+    });
     expect(parsed).toMatchObject({ INGEST_STREAM_MAXLEN: 100_000, INGEST_PORT: 8090, INGEST_DEMAND_GRACE_MS: 30_000, LOG_LEVEL: 'info' });
     expect(parsed.INGEST_TOPOLOGY_FILE).toBeUndefined();
     expect(refusal({ INGEST_REDIS_URL: '' })).toMatch(/INGEST_REDIS_URL="": is required/);
@@ -88,8 +119,11 @@ describe('parseIngestConfig', () => {
     expect(config({ INGEST_DEMAND_PREFIXES: 'evm:, md.' }).INGEST_DEMAND_PREFIXES).toEqual(['evm:', 'md.']);
   });
 
-  it('reports every problem at once, the topology\'s with the environment\'s, and never prints the topology', () => {
-    const secretTopology = JSON.stringify({ chains: { eth: { providers: [{ id: 'a', wsUrl: 'wss://x/KEY123' }] } }, streams: topology.streams });
+  it("reports every problem at once, the topology's with the environment's, and never prints the topology", () => {
+    const secretTopology = JSON.stringify({
+      chains: { eth: { providers: [{ id: 'a', wsUrl: 'wss://x/KEY123' }] } },
+      streams: topology.streams,
+    });
     const message = refusal({ INGEST_PORT: 'abc', INGEST_STREAM_MAXLEN: '1.5', INGEST_TICK_MS: '5000', INGEST_TOPOLOGY: secretTopology });
     expect(message).toMatch(/^invalid ingest configuration \(4 problems\):/);
     expect(message).toMatch(/INGEST_PORT="abc"/);

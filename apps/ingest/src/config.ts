@@ -10,7 +10,10 @@ const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-prefixed hex');
 
 export const providerSchema = z
   .object({
-    id: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only'),
+    id: z
+      .string()
+      .min(1)
+      .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only'),
     wsUrl: z.url({ protocol: /^wss?$/ }).optional(),
     httpUrl: z.url({ protocol: /^https?$/ }).optional(),
     /** Lower is preferred for the WebSocket subscription. */
@@ -42,7 +45,9 @@ export const streamSpecSchema = z.object({
   stream: streamNameSchema,
   chain: z.string().min(1),
   kind: z.enum(['newHeads', 'logs']),
-  filter: z.object({ address: z.union([hex, z.array(hex)]).optional(), topics: z.array(z.union([hex, z.array(hex), z.null()])).optional() }).optional(),
+  filter: z
+    .object({ address: z.union([hex, z.array(hex)]).optional(), topics: z.array(z.union([hex, z.array(hex), z.null()])).optional() })
+    .optional(),
   continuity: z.enum(['best_effort', 'strict']).default('best_effort'),
 });
 
@@ -61,12 +66,20 @@ export const ingestTopologySchema = z
       if (seen.has(s.stream)) ctx.addIssue({ code: 'custom', path: ['streams', i, 'stream'], message: `duplicate stream ${s.stream}` });
       seen.add(s.stream);
       if (t.chains[s.chain] === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['streams', i, 'chain'], message: `unknown chain "${s.chain}" (configured: ${Object.keys(t.chains).join(', ')})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['streams', i, 'chain'],
+          message: `unknown chain "${s.chain}" (configured: ${Object.keys(t.chains).join(', ')})`,
+        });
       }
     });
     for (const [name, venue] of Object.entries(t.venues)) {
       if (!/^[a-z0-9_-]{1,32}$/.test(name)) {
-        ctx.addIssue({ code: 'custom', path: ['venues', name], message: 'a venue name is 1–32 lowercase letters, digits, _ or - (it names its streams)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['venues', name],
+          message: 'a venue name is 1–32 lowercase letters, digits, _ or - (it names its streams)',
+        });
       }
       const { prefix, control } = venueStreams(name, venue);
       for (const key of [control, ...venue.symbols.map((s) => prefix + s)]) {
@@ -75,10 +88,17 @@ export const ingestTopologySchema = z
       }
     }
     for (const [name, chain] of Object.entries(t.chains)) {
-      if (!chain.providers.some((p) => p.wsUrl !== undefined)) ctx.addIssue({ code: 'custom', path: ['chains', name, 'providers'], message: 'no provider has a wsUrl' });
-      if (!chain.providers.some((p) => p.httpUrl !== undefined)) ctx.addIssue({ code: 'custom', path: ['chains', name, 'providers'], message: 'no provider has an httpUrl (needed for gap-fill and the head oracle)' });
+      if (!chain.providers.some((p) => p.wsUrl !== undefined))
+        ctx.addIssue({ code: 'custom', path: ['chains', name, 'providers'], message: 'no provider has a wsUrl' });
+      if (!chain.providers.some((p) => p.httpUrl !== undefined))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['chains', name, 'providers'],
+          message: 'no provider has an httpUrl (needed for gap-fill and the head oracle)',
+        });
       const ids = chain.providers.map((p) => p.id);
-      if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', path: ['chains', name, 'providers'], message: 'provider ids must be unique' });
+      if (new Set(ids).size !== ids.length)
+        ctx.addIssue({ code: 'custom', path: ['chains', name, 'providers'], message: 'provider ids must be unique' });
     }
   });
 
@@ -109,24 +129,30 @@ export const ingestConfigSchema = z
     INGEST_TOPOLOGY_FILE: envText({ optional: 'and set INGEST_TOPOLOGY instead' }),
     LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { fallback: 'info' }),
   })
-  .superRefine((env, ctx) => {
-    if ((env.INGEST_TOPOLOGY === undefined) === (env.INGEST_TOPOLOGY_FILE === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['INGEST_TOPOLOGY'],
-        message: `${env.INGEST_TOPOLOGY === undefined ? 'and INGEST_TOPOLOGY_FILE are both unset' : 'and INGEST_TOPOLOGY_FILE are both set'}; set exactly one of INGEST_TOPOLOGY (JSON) or INGEST_TOPOLOGY_FILE (path to JSON)`,
-      });
-    }
-  }, whenValid('INGEST_TOPOLOGY', 'INGEST_TOPOLOGY_FILE'))
-  .superRefine((env, ctx) => {
-    if (env.INGEST_TICK_MS * 3 > env.INGEST_LEASE_TTL_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['INGEST_TICK_MS'],
-        message: `must be at most a third of INGEST_LEASE_TTL_MS (${env.INGEST_LEASE_TTL_MS}) so a live owner renews in time; lower it or raise INGEST_LEASE_TTL_MS`,
-      });
-    }
-  }, whenValid('INGEST_TICK_MS', 'INGEST_LEASE_TTL_MS'));
+  .superRefine(
+    (env, ctx) => {
+      if ((env.INGEST_TOPOLOGY === undefined) === (env.INGEST_TOPOLOGY_FILE === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INGEST_TOPOLOGY'],
+          message: `${env.INGEST_TOPOLOGY === undefined ? 'and INGEST_TOPOLOGY_FILE are both unset' : 'and INGEST_TOPOLOGY_FILE are both set'}; set exactly one of INGEST_TOPOLOGY (JSON) or INGEST_TOPOLOGY_FILE (path to JSON)`,
+        });
+      }
+    },
+    whenValid('INGEST_TOPOLOGY', 'INGEST_TOPOLOGY_FILE'),
+  )
+  .superRefine(
+    (env, ctx) => {
+      if (env.INGEST_TICK_MS * 3 > env.INGEST_LEASE_TTL_MS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INGEST_TICK_MS'],
+          message: `must be at most a third of INGEST_LEASE_TTL_MS (${env.INGEST_LEASE_TTL_MS}) so a live owner renews in time; lower it or raise INGEST_LEASE_TTL_MS`,
+        });
+      }
+    },
+    whenValid('INGEST_TICK_MS', 'INGEST_LEASE_TTL_MS'),
+  );
 
 export type IngestConfig = z.output<typeof ingestConfigSchema> & { topology: IngestTopology };
 
@@ -148,7 +174,10 @@ function readTopology(inline: string | undefined, file: string | undefined): { r
     return { raw: readFileSync(path, 'utf8'), variable: 'INGEST_TOPOLOGY_FILE' };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { variable: 'INGEST_TOPOLOGY_FILE', message: `INGEST_TOPOLOGY_FILE=${JSON.stringify(path)}: cannot be read (${reason}); set it to a readable JSON file` };
+    return {
+      variable: 'INGEST_TOPOLOGY_FILE',
+      message: `INGEST_TOPOLOGY_FILE=${JSON.stringify(path)}: cannot be read (${reason}); set it to a readable JSON file`,
+    };
   }
 }
 
@@ -160,7 +189,9 @@ function parseTopology(inline: string | undefined, file: string | undefined): { 
     json = JSON.parse(source.raw);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { problems: [{ variable: source.variable, message: `${source.variable}: is not JSON (${reason}); expected ${TOPOLOGY_EXAMPLE}` }] };
+    return {
+      problems: [{ variable: source.variable, message: `${source.variable}: is not JSON (${reason}); expected ${TOPOLOGY_EXAMPLE}` }],
+    };
   }
   const topology = ingestTopologySchema.safeParse(json);
   return topology.success ? { topology: topology.data } : { problems: topologyProblems(topology.error.issues, source.variable) };

@@ -25,7 +25,10 @@ export interface Ingest {
 /** Wires Redis, the EVM adapters (one per configured stream, one provider pool per chain) and the worker. */
 export async function createIngest(config: IngestConfig, log: Logger): Promise<Ingest> {
   const metrics = new IngestMetrics(log);
-  const redis = new Redis(config.INGEST_REDIS_URL, { connectionName: `streamgate-ingest:${config.INGEST_WORKER_ID}`, maxRetriesPerRequest: 2 });
+  const redis = new Redis(config.INGEST_REDIS_URL, {
+    connectionName: `streamgate-ingest:${config.INGEST_WORKER_ID}`,
+    maxRetriesPerRequest: 2,
+  });
   redis.on('error', (error) => log.warn({ err: error.message }, 'redis error'));
   const pools = new Map<string, ProviderPool>();
   const adapters = new Map<string, UpstreamAdapter>();
@@ -42,11 +45,23 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     adapters.set(spec.stream, new EvmAdapter(spec, chain, pool, metrics.evm));
   }
   const leases = new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX);
-  const writer = new RedisStreamWriter({ redis, keyPrefix: config.INGEST_KEY_PREFIX, dedupeTtlMs: config.INGEST_DEDUPE_TTL_MS, maxLen: config.INGEST_STREAM_MAXLEN });
+  const writer = new RedisStreamWriter({
+    redis,
+    keyPrefix: config.INGEST_KEY_PREFIX,
+    dedupeTtlMs: config.INGEST_DEDUPE_TTL_MS,
+    maxLen: config.INGEST_STREAM_MAXLEN,
+  });
   const venueMetrics = new VenueMetrics(metrics.registry);
   const venues = new Map<string, VenueAdapter>();
   for (const [name, venue] of Object.entries(config.topology.venues)) {
-    const wiring = { workerId: config.INGEST_WORKER_ID, leases, writer, leaseTtlMs: config.INGEST_LEASE_TTL_MS, metrics: venueMetrics, log };
+    const wiring = {
+      workerId: config.INGEST_WORKER_ID,
+      leases,
+      writer,
+      leaseTtlMs: config.INGEST_LEASE_TTL_MS,
+      metrics: venueMetrics,
+      log,
+    };
     const { adapter, keys } = createVenueAdapter(name, venue, wiring);
     venues.set(name, adapter);
     for (const key of keys) adapters.set(key, adapter);
@@ -81,11 +96,15 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       // The coverage query: what is wanted, what is observed per kind, and each session's state.
       const feed = venues.get(decodeURIComponent(path.slice('/venues/'.length)))?.activeFeed;
       if (feed === undefined) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'no such venue served by this worker right now' }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'no such venue served by this worker right now' }));
       } else {
         const snapshot = feed.coverageSnapshot();
         const byKind = Object.fromEntries(Object.entries(snapshot.byKind).map(([kind, set]) => [kind, [...set].sort()]));
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...feed.status(), coverage: [...snapshot.covered].sort(), coverageByKind: byKind }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ...feed.status(), coverage: [...snapshot.covered].sort(), coverageByKind: byKind }));
       }
     } else if (path === '/metrics') {
       metrics.ownedStreams.set(worker.ownedKeys.length);

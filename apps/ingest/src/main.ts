@@ -10,7 +10,12 @@ import { createIngest } from './createIngest.js';
 const FAULT_CLOSE_BUDGET_MS = 3_000;
 
 // A second SIGTERM/SIGINT while closing changes nothing (SIGKILL remains).
-const { config, log, app: ingest, faults } = await bootApp({
+const {
+  config,
+  log,
+  app: ingest,
+  faults,
+} = await bootApp({
   app: 'ingest',
   bootLog: pino({ name: 'ingest' }),
   parseConfig: () => parseIngestConfig(process.env),
@@ -20,4 +25,12 @@ const { config, log, app: ingest, faults } = await bootApp({
 });
 faults.countWith((kind) => ingest.metrics.fault(kind));
 faults.shutdownWith(() => ingest.close(), FAULT_CLOSE_BUDGET_MS);
-log.info({ port: ingest.port, worker: config.INGEST_WORKER_ID, streams: config.topology.streams.length, venues: Object.keys(config.topology.venues) }, 'listening');
+log.info(
+  {
+    port: ingest.port,
+    worker: config.INGEST_WORKER_ID,
+    streams: config.topology.streams.length,
+    venues: Object.keys(config.topology.venues),
+  },
+  'listening',
+);

@@ -71,7 +71,13 @@ function sequence(values: number[]): () => number {
 describe('Drainer', () => {
   it('sends each connection away after its own uniform delay and reports drained when the last is gone', async () => {
     const clock = new ManualClock();
-    const drainer = new Drainer<Target>({ windowMs: 1_000, fastWindowMs: 100, deadlineMs: 2_000, clock, random: sequence([0.5, 0.1, 0.9]) });
+    const drainer = new Drainer<Target>({
+      windowMs: 1_000,
+      fastWindowMs: 100,
+      deadlineMs: 2_000,
+      clock,
+      random: sequence([0.5, 0.1, 0.9]),
+    });
     const targets = fleet(drainer, clock, 3);
     let outcome: DrainOutcome | undefined;
     void drainer.start().then((o) => (outcome = o));
@@ -124,7 +130,13 @@ describe('Drainer', () => {
   it('hurry() redraws remaining delays over the fast window, never postponing one', () => {
     const clock = new ManualClock();
     // Window draws: 0.9, 0.05, 0.5 of 10 s; fast draws: 0.5, 0.5, 0.5 of 1 s.
-    const drainer = new Drainer<Target>({ windowMs: 10_000, fastWindowMs: 1_000, deadlineMs: 20_000, clock, random: sequence([0.9, 0.05, 0.5, 0.5, 0.5, 0.5]) });
+    const drainer = new Drainer<Target>({
+      windowMs: 10_000,
+      fastWindowMs: 1_000,
+      deadlineMs: 20_000,
+      clock,
+      random: sequence([0.9, 0.05, 0.5, 0.5, 0.5, 0.5]),
+    });
     const targets = fleet(drainer, clock, 3);
     void drainer.start();
     clock.advance(100);

@@ -4,7 +4,11 @@ import type { HubMetrics } from './core/HubMetrics.js';
 /** The relay's Prometheus metrics, on a registry of its own (several relays may share a process in tests). */
 export class RelayMetrics {
   readonly registry = new Registry();
-  readonly connections = new Gauge({ name: 'streamgate_relay_connections', help: 'Open WebSocket connections', registers: [this.registry] });
+  readonly connections = new Gauge({
+    name: 'streamgate_relay_connections',
+    help: 'Open WebSocket connections',
+    registers: [this.registry],
+  });
   readonly subscriptions = new Gauge({ name: 'streamgate_relay_subscriptions', help: 'Active subscriptions', registers: [this.registry] });
   readonly streams = new Gauge({ name: 'streamgate_relay_streams', help: 'Streams read by this pod', registers: [this.registry] });
   readonly deliveries = new Counter({
@@ -53,7 +57,11 @@ export class RelayMetrics {
     help: 'Stream entries not in the entry format',
     registers: [this.registry],
   });
-  readonly catchUpPages = new Counter({ name: 'streamgate_relay_catchup_pages_total', help: 'Catch-up XRANGE pages read', registers: [this.registry] });
+  readonly catchUpPages = new Counter({
+    name: 'streamgate_relay_catchup_pages_total',
+    help: 'Catch-up XRANGE pages read',
+    registers: [this.registry],
+  });
   readonly slowConsumerCuts = new Counter({
     name: 'streamgate_relay_slow_consumer_cuts_total',
     help: 'Sockets closed because their send buffer passed the limit',
@@ -77,7 +85,11 @@ export class RelayMetrics {
     labelNames: ['recovery'] as const,
     registers: [this.registry],
   });
-  readonly draining = new Gauge({ name: 'streamgate_relay_draining', help: '1 once the pod is draining (SIGTERM), else 0', registers: [this.registry] });
+  readonly draining = new Gauge({
+    name: 'streamgate_relay_draining',
+    help: '1 once the pod is draining (SIGTERM), else 0',
+    registers: [this.registry],
+  });
   readonly drainNotices = new Counter({
     name: 'streamgate_relay_drain_notices_total',
     help: 'Connections sent a reconnect notice and closed with 4000 during a drain',

@@ -19,7 +19,9 @@ function problems(env: Record<string, string | undefined>): string[] {
   const result = parseRelayConfig(env);
   if (result.ok) throw new Error('expected a configuration error');
   expect(result.error).toMatchObject({ code: 'config_invalid', retryable: false });
-  expect(result.error.message).toContain(`invalid relay configuration (${result.error.problems.length === 1 ? '1 problem' : `${result.error.problems.length} problems`})`);
+  expect(result.error.message).toContain(
+    `invalid relay configuration (${result.error.problems.length === 1 ? '1 problem' : `${result.error.problems.length} problems`})`,
+  );
   return result.error.problems.map((p) => p.message);
 }
 
@@ -88,15 +90,24 @@ describe('parseRelayConfig', () => {
     expect(problems({ ...base, RELAY_ALLOW_UWS_FALLBACK: 'yes' })).toEqual([
       'RELAY_ALLOW_UWS_FALLBACK="yes": must be true or false (or 1 or 0); set one of those or leave it unset for false',
     ]);
-    expect(problems({ ...base, RELAY_JWKS_FILE: '/keys.json' })[0]).toMatch(/^RELAY_JWKS_URL=".*": and RELAY_JWKS_FILE are both set; set exactly one/);
+    expect(problems({ ...base, RELAY_JWKS_FILE: '/keys.json' })[0]).toMatch(
+      /^RELAY_JWKS_URL=".*": and RELAY_JWKS_FILE are both set; set exactly one/,
+    );
     expect(problems({ ...base, RELAY_DRAIN_WINDOW_MS: '60000', RELAY_DRAIN_DEADLINE_MS: '30000' })[0]).toMatch(
       /^RELAY_DRAIN_DEADLINE_MS="30000": must be at least RELAY_DRAIN_WINDOW_MS \(60000\)/,
     );
-    expect(problems({ ...base, RELAY_DRAIN_WINDOW_MS: '-1' })[0]).toMatch(/^RELAY_DRAIN_WINDOW_MS="-1": must be an integer from 0 to 86400000/);
+    expect(problems({ ...base, RELAY_DRAIN_WINDOW_MS: '-1' })[0]).toMatch(
+      /^RELAY_DRAIN_WINDOW_MS="-1": must be an integer from 0 to 86400000/,
+    );
   });
 
   it('never prints credentials: the password is not shown, a URL user:password is masked', () => {
-    const messages = problems({ ...base, RELAY_REDIS_ALLOWLIST: 'redis://u:hunter2@r:6379', RELAY_REDIS_PASSWORD: 'hunter2', RELAY_PORT: 'x' });
+    const messages = problems({
+      ...base,
+      RELAY_REDIS_ALLOWLIST: 'redis://u:hunter2@r:6379',
+      RELAY_REDIS_PASSWORD: 'hunter2',
+      RELAY_PORT: 'x',
+    });
     expect(messages.join('\n')).not.toContain('hunter2');
     expect(messages.find((m) => m.startsWith('RELAY_REDIS_ALLOWLIST'))).toMatch(/redis:\/\/<credentials>@r:6379.*without credentials/);
   });

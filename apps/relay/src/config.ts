@@ -10,9 +10,11 @@ const redisTargetProblem = (part: string): string | null =>
   normalizeRedisTarget(part) === null
     ? `"${part.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis:// or rediss:// URL without credentials; list redis://host:port/db targets (credentials go in RELAY_REDIS_USERNAME / RELAY_REDIS_PASSWORD)`
     : null;
-const redisList = envList({ required: 'set it to the comma-separated redis:// URLs tokens may name, e.g. redis://redis:6379/0', each: redisTargetProblem, nonEmpty: true }).transform(
-  (parts) => new Set(parts.map((part) => normalizeRedisTarget(part) ?? part)),
-);
+const redisList = envList({
+  required: 'set it to the comma-separated redis:// URLs tokens may name, e.g. redis://redis:6379/0',
+  each: redisTargetProblem,
+  nonEmpty: true,
+}).transform((parts) => new Set(parts.map((part) => normalizeRedisTarget(part) ?? part)));
 
 /** Default slack between the end of the drain window and the hard deadline. */
 export const DRAIN_DEADLINE_MARGIN_MS = 60_000;
@@ -23,13 +25,17 @@ export const relayConfigSchema = z
     RELAY_HOST: envText({ fallback: '0.0.0.0' }),
     RELAY_PORT: envInt({ fallback: 8081, min: 0, max: 65535, meaning: '0 = any free port', fix: 'set it to a port number' }),
     RELAY_NODE_ID: envText({ fallback: hostname(), fallbackText: 'the hostname' }),
-    RELAY_JWKS_URL: envText({ optional: 'and set RELAY_JWKS_FILE instead', check: urlCheck(['http', 'https'], 'http://auth:8080/.well-known/jwks.json') }),
+    RELAY_JWKS_URL: envText({
+      optional: 'and set RELAY_JWKS_FILE instead',
+      check: urlCheck(['http', 'https'], 'http://auth:8080/.well-known/jwks.json'),
+    }),
     RELAY_JWKS_FILE: envText({ optional: 'and set RELAY_JWKS_URL instead' }),
     RELAY_JWKS_REFRESH_SECONDS: int(300, 10, 86_400),
     RELAY_TOKEN_ALGORITHMS: envList({
       fallback: ['ES256', 'EdDSA'],
       nonEmpty: true,
-      each: (a) => (tokenAlgorithmSchema.safeParse(a).success ? null : `"${a}" is not an accepted algorithm; list algorithms from ES256, EdDSA`),
+      each: (a) =>
+        tokenAlgorithmSchema.safeParse(a).success ? null : `"${a}" is not an accepted algorithm; list algorithms from ES256, EdDSA`,
     }).pipe(z.array(tokenAlgorithmSchema)),
     RELAY_TOKEN_AUDIENCE: envText({ required: 'set it to the `aud` the auth service puts in tokens (its AUTH_AUDIENCE)' }),
     RELAY_TOKEN_ISSUER: envText({ required: 'set it to the `iss` the auth service puts in tokens (its AUTH_ISSUER)' }),
@@ -63,34 +69,46 @@ export const relayConfigSchema = z
     RELAY_DEMAND_TTL_MS: int(15_000, 500, 3_600_000),
     LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { fallback: 'info' }),
   })
-  .superRefine((env, ctx) => {
-    if (env.RELAY_MAX_PENDING_CATCHUP_BYTES > env.RELAY_MAX_BACKPRESSURE_BYTES) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['RELAY_MAX_PENDING_CATCHUP_BYTES'],
-        message: `must not exceed RELAY_MAX_BACKPRESSURE_BYTES (${env.RELAY_MAX_BACKPRESSURE_BYTES}): catch-up pauses below the cut, not above it; lower it or raise RELAY_MAX_BACKPRESSURE_BYTES`,
-      });
-    }
-  }, whenValid('RELAY_MAX_PENDING_CATCHUP_BYTES', 'RELAY_MAX_BACKPRESSURE_BYTES'))
-  .superRefine((env, ctx) => {
-    if ((env.RELAY_JWKS_URL === undefined) === (env.RELAY_JWKS_FILE === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['RELAY_JWKS_URL'],
-        message: `${env.RELAY_JWKS_URL === undefined ? 'and RELAY_JWKS_FILE are both unset' : 'and RELAY_JWKS_FILE are both set'}; set exactly one: RELAY_JWKS_URL to the auth service's JWKS (e.g. http://auth:8080/.well-known/jwks.json) or RELAY_JWKS_FILE to a JWKS file`,
-      });
-    }
-  }, whenValid('RELAY_JWKS_URL', 'RELAY_JWKS_FILE'))
-  .superRefine((env, ctx) => {
-    if (env.RELAY_DRAIN_DEADLINE_MS !== undefined && env.RELAY_DRAIN_DEADLINE_MS < env.RELAY_DRAIN_WINDOW_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['RELAY_DRAIN_DEADLINE_MS'],
-        message: `must be at least RELAY_DRAIN_WINDOW_MS (${env.RELAY_DRAIN_WINDOW_MS}), or the clients drawn late in the window would all reconnect at once at the deadline; raise it or leave it unset for window + 60000`,
-      });
-    }
-  }, whenValid('RELAY_DRAIN_DEADLINE_MS', 'RELAY_DRAIN_WINDOW_MS'))
-  .transform((env) => ({ ...env, RELAY_DRAIN_DEADLINE_MS: env.RELAY_DRAIN_DEADLINE_MS ?? env.RELAY_DRAIN_WINDOW_MS + DRAIN_DEADLINE_MARGIN_MS }));
+  .superRefine(
+    (env, ctx) => {
+      if (env.RELAY_MAX_PENDING_CATCHUP_BYTES > env.RELAY_MAX_BACKPRESSURE_BYTES) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['RELAY_MAX_PENDING_CATCHUP_BYTES'],
+          message: `must not exceed RELAY_MAX_BACKPRESSURE_BYTES (${env.RELAY_MAX_BACKPRESSURE_BYTES}): catch-up pauses below the cut, not above it; lower it or raise RELAY_MAX_BACKPRESSURE_BYTES`,
+        });
+      }
+    },
+    whenValid('RELAY_MAX_PENDING_CATCHUP_BYTES', 'RELAY_MAX_BACKPRESSURE_BYTES'),
+  )
+  .superRefine(
+    (env, ctx) => {
+      if ((env.RELAY_JWKS_URL === undefined) === (env.RELAY_JWKS_FILE === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['RELAY_JWKS_URL'],
+          message: `${env.RELAY_JWKS_URL === undefined ? 'and RELAY_JWKS_FILE are both unset' : 'and RELAY_JWKS_FILE are both set'}; set exactly one: RELAY_JWKS_URL to the auth service's JWKS (e.g. http://auth:8080/.well-known/jwks.json) or RELAY_JWKS_FILE to a JWKS file`,
+        });
+      }
+    },
+    whenValid('RELAY_JWKS_URL', 'RELAY_JWKS_FILE'),
+  )
+  .superRefine(
+    (env, ctx) => {
+      if (env.RELAY_DRAIN_DEADLINE_MS !== undefined && env.RELAY_DRAIN_DEADLINE_MS < env.RELAY_DRAIN_WINDOW_MS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['RELAY_DRAIN_DEADLINE_MS'],
+          message: `must be at least RELAY_DRAIN_WINDOW_MS (${env.RELAY_DRAIN_WINDOW_MS}), or the clients drawn late in the window would all reconnect at once at the deadline; raise it or leave it unset for window + 60000`,
+        });
+      }
+    },
+    whenValid('RELAY_DRAIN_DEADLINE_MS', 'RELAY_DRAIN_WINDOW_MS'),
+  )
+  .transform((env) => ({
+    ...env,
+    RELAY_DRAIN_DEADLINE_MS: env.RELAY_DRAIN_DEADLINE_MS ?? env.RELAY_DRAIN_WINDOW_MS + DRAIN_DEADLINE_MARGIN_MS,
+  }));
 
 export type RelayConfig = z.output<typeof relayConfigSchema>;
 

@@ -142,7 +142,10 @@ export function envList(options: ListOptions & Unset<readonly string[]>): EnvVar
   const show = (items: readonly string[]): string => (items.length === 0 ? 'none' : items.join(','));
   const unset: Unset<string[]> = 'fallback' in options ? { fallback: [...options.fallback] } : options;
   return variable<string[]>(unset, (text) => {
-    const items = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    const items = text
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
     if (options.nonEmpty === true && items.length === 0) {
       return { problem: `holds no item; set a comma-separated list${leaveUnset(options, show)}` };
     }

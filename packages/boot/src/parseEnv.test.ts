@@ -14,9 +14,12 @@ const schema = z
     LOW: envInt({ fallback: 1, min: 0, max: 100 }),
     HIGH: envInt({ fallback: 2, min: 0, max: 100 }),
   })
-  .superRefine((env, ctx) => {
-    if (env.LOW > env.HIGH) ctx.addIssue({ code: 'custom', path: ['LOW'], message: `must not exceed HIGH (${env.HIGH}); lower it` });
-  }, whenValid('LOW', 'HIGH'));
+  .superRefine(
+    (env, ctx) => {
+      if (env.LOW > env.HIGH) ctx.addIssue({ code: 'custom', path: ['LOW'], message: `must not exceed HIGH (${env.HIGH}); lower it` });
+    },
+    whenValid('LOW', 'HIGH'),
+  );
 
 const parse = (env: Record<string, string | undefined>) => parseEnv(schema, env, { app: 'demo', secret: ['NAME'] });
 

@@ -18,11 +18,7 @@ afterEach(() => {
  * `elapsedMs` after T0, drops the socket and returns the token the resubscribe used and how many
  * tokens were asked for.
  */
-async function resubscribeAfter(
-  elapsedMs: number,
-  draw: number,
-  lifetimeMs = LIFETIME_MS,
-): Promise<{ token: string; calls: number }> {
+async function resubscribeAfter(elapsedMs: number, draw: number, lifetimeMs = LIFETIME_MS): Promise<{ token: string; calls: number }> {
   // Only Date is faked, and it keeps ticking: sockets and timers run for real.
   vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
   vi.setSystemTime(T0);

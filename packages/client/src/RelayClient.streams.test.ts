@@ -71,9 +71,7 @@ describe('RelayClient stream routing', () => {
     r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'fresh', position: '1-0', exp: exp() });
     r.send(0, { op: 'malformed', stream: STREAM, id: '2-0', reason: 'entry has no "data" field' });
     await waitForValue('position advanced', () => sub.position === '2-0');
-    expect(errors).toEqual([
-      { code: 'malformed_entry', retryable: false, message: 'entry has no "data" field', id: '2-0' },
-    ]);
+    expect(errors).toEqual([{ code: 'malformed_entry', retryable: false, message: 'entry has no "data" field', id: '2-0' }]);
     expect(sub.state).toBe('live');
   });
 

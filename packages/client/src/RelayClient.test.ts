@@ -41,7 +41,10 @@ describe('RelayClient against a scripted relay', () => {
     r.send(0, { op: 'live', sid, position: '7-0' });
     await waitForValue('live', () => sub.state === 'live');
 
-    expect(seen).toEqual([[6, '6-0'], [7, '7-0']]);
+    expect(seen).toEqual([
+      [6, '6-0'],
+      [7, '7-0'],
+    ]);
     expect(states).toEqual(['catching-up', 'live']);
     expect(sub.position).toBe('7-0');
     expect(sub.stream).toBe(STREAM);

@@ -72,12 +72,7 @@ export class RelayClient {
         },
       },
     });
-    this.#shared = new SharedSubscriptionRegistry(
-      this.#conn,
-      this.#backoff,
-      (sub) => this.#subscribers.delete(sub),
-      options.random,
-    );
+    this.#shared = new SharedSubscriptionRegistry(this.#conn, this.#backoff, (sub) => this.#subscribers.delete(sub), options.random);
   }
 
   get status(): ConnectionStatus {

@@ -25,12 +25,7 @@ export class SharedSubscriptionRegistry {
   readonly #random: (() => number) | undefined;
   #nextSid = 0;
 
-  constructor(
-    conn: FrameSender,
-    backoff: ResolvedBackoff,
-    onReleased: (sub: Subscriber) => void,
-    random?: () => number,
-  ) {
+  constructor(conn: FrameSender, backoff: ResolvedBackoff, onReleased: (sub: Subscriber) => void, random?: () => number) {
     this.#conn = conn;
     this.#backoff = backoff;
     this.#onReleased = onReleased;

@@ -21,7 +21,11 @@ afterEach(() => {
 
 describe('StreamToken', () => {
   it('is due at the moment tokenRefreshDelayMs draws, counted from when it arrived', () => {
-    const t = new StreamToken(token('a'), () => undefined, () => 0.25);
+    const t = new StreamToken(
+      token('a'),
+      () => undefined,
+      () => 0.25,
+    );
     const lifetime = { iatSeconds: T0 / 1000, expSeconds: T0 / 1000 + 900, leadSeconds: 30 };
     const expected = T0 + tokenRefreshDelayMs(lifetime, T0, () => 0.25);
     expect(t.renewAt).toBe(expected);
@@ -49,7 +53,11 @@ describe('StreamToken', () => {
 
   it('draws a new moment for a new token and keeps it when the relay confirms the expiry', () => {
     const draws = [0, 1];
-    const t = new StreamToken(token('a'), () => undefined, () => draws.shift() ?? 0.5);
+    const t = new StreamToken(
+      token('a'),
+      () => undefined,
+      () => draws.shift() ?? 0.5,
+    );
     expect(t.renewAt - T0).toBe(570_000);
     t.confirmExpiry(T0 / 1000 + 900);
     expect(t.renewAt - T0).toBe(570_000);

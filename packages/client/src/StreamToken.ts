@@ -48,11 +48,7 @@ export class StreamToken {
   #refreshInFlight = false;
   readonly #refreshRetry = new RetryTimer();
 
-  constructor(
-    initial: RelaySubscription<unknown>,
-    source: () => TokenSource | undefined,
-    random: () => number = Math.random,
-  ) {
+  constructor(initial: RelaySubscription<unknown>, source: () => TokenSource | undefined, random: () => number = Math.random) {
     this.#stream = initial.stream;
     this.#source = source;
     this.#random = random;

@@ -2,15 +2,7 @@ import { compareStreamIds } from '@streamgate/protocol';
 import type { RelaySubscription, StreamId, StreamName } from '@streamgate/protocol';
 import type { RelayLogger } from './logger.js';
 import { RetryTimer } from './RetryTimer.js';
-import type {
-  EventMeta,
-  RecoveryInfo,
-  ResetInfo,
-  SubscribeOptions,
-  Subscription,
-  SubscriptionError,
-  SubscriptionState,
-} from './types.js';
+import type { EventMeta, RecoveryInfo, ResetInfo, SubscribeOptions, Subscription, SubscriptionError, SubscriptionState } from './types.js';
 
 /**
  * What the client and a shared subscription need from one app subscription, without its payload
@@ -52,12 +44,7 @@ export class SubscriptionHandle<T> implements Subscription<T>, Subscriber {
   readonly #logger: RelayLogger;
   readonly #onUnsubscribe: (subscriber: Subscriber) => void;
 
-  constructor(
-    key: number,
-    options: SubscribeOptions<T>,
-    logger: RelayLogger,
-    onUnsubscribe: (subscriber: Subscriber) => void,
-  ) {
+  constructor(key: number, options: SubscribeOptions<T>, logger: RelayLogger, onUnsubscribe: (subscriber: Subscriber) => void) {
     this.key = key;
     this.from = options.from;
     this.#position = options.from;

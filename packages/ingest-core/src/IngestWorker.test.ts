@@ -106,7 +106,12 @@ describe('IngestWorker', () => {
     await f.workers[0]?.tick();
     const ctx = f.adapters[0]?.contexts[0];
     await ctx?.write({ entries: [{ dedupeId: 'a', data: '1' }], stateSet: { cp: '1' } });
-    const again = await ctx?.write({ entries: [{ dedupeId: 'a', data: '1' }, { dedupeId: 'b', data: '2' }] });
+    const again = await ctx?.write({
+      entries: [
+        { dedupeId: 'a', data: '1' },
+        { dedupeId: 'b', data: '2' },
+      ],
+    });
     expect(again).toMatchObject({ ok: true, written: 1, duplicates: 1 });
     expect(f.writer.streams.get('k')?.map((e) => e.data)).toEqual(['1', '2']);
   });
@@ -134,7 +139,18 @@ describe('IngestWorker', () => {
         return { ended: Promise.resolve<RunEnd>({ reason: 'failed', error, retryAfterMs: 700 }), stop: () => Promise.resolve() };
       },
     };
-    const worker = new IngestWorker({ workerId: 'w', adapters: new Map([['k', adapter]]), demand, leases, writer, leaseTtlMs: 3_000, tickMs: 100, graceMs: 5_000, log: silent, now });
+    const worker = new IngestWorker({
+      workerId: 'w',
+      adapters: new Map([['k', adapter]]),
+      demand,
+      leases,
+      writer,
+      leaseTtlMs: 3_000,
+      tickMs: 100,
+      graceMs: 5_000,
+      log: silent,
+      now,
+    });
     demand.keys.add('k');
     const startsAt: number[] = [];
     for (let t = 0; t <= 5_000; t += 100) {
@@ -169,7 +185,18 @@ describe('IngestWorker', () => {
     };
     const demand = new MemoryDemandSource();
     const adapters = new Map(['a', 'b', 'c'].map((k) => [k, new CountingAdapter()]));
-    const worker = new IngestWorker({ workerId: 'w', adapters, demand, leases, writer, leaseTtlMs: 3_000, tickMs: 1_000, graceMs: 5_000, log: silent, now });
+    const worker = new IngestWorker({
+      workerId: 'w',
+      adapters,
+      demand,
+      leases,
+      writer,
+      leaseTtlMs: 3_000,
+      tickMs: 1_000,
+      graceMs: 5_000,
+      log: silent,
+      now,
+    });
     demand.keys.add('c');
     await worker.tick();
     demand.keys.add('a');

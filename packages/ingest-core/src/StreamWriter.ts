@@ -24,8 +24,7 @@ export interface WriteBatch {
 }
 
 export type WriteOutcome =
-  | { ok: true; written: number; duplicates: number; ids: readonly (string | null)[] }
-  | { ok: false; error: IngestError };
+  { ok: true; written: number; duplicates: number; ids: readonly (string | null)[] } | { ok: false; error: IngestError };
 
 /** The fencing token a lease granted; writes carrying an older token are refused. */
 export interface Fence {

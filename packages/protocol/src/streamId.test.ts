@@ -13,6 +13,7 @@ describe('compareStreamIds', () => {
   it('accepts only canonical ids', () => {
     expect(isStreamId('1-0')).toBe(true);
     expect(isStreamId('18446744073709551615-18446744073709551615')).toBe(true);
-    for (const bad of ['1', '01-0', '1-01', '-1-0', '1-0 ', '$', '*', '1-a', '18446744073709551616-0', '0-99999999999999999999']) expect(isStreamId(bad)).toBe(false);
+    for (const bad of ['1', '01-0', '1-01', '-1-0', '1-0 ', '$', '*', '1-a', '18446744073709551616-0', '0-99999999999999999999'])
+      expect(isStreamId(bad)).toBe(false);
   });
 });

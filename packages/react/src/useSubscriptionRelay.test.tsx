@@ -51,18 +51,34 @@ describe('useSubscriptionRelay', () => {
       { wrapper, initialProps: { label: 'first' } },
     );
     expect(result.current.state).toBe('connecting');
-    const { sid } = await waitForValue('subscribe', afterRender(() => r.frames('subscribe')[0]), inAct);
+    const { sid } = await waitForValue(
+      'subscribe',
+      afterRender(() => r.frames('subscribe')[0]),
+      inAct,
+    );
     r.send(0, { op: 'subscribed', sid, stream: 'ticks:a', recovery: 'fresh', position: '1-0', exp: exp() });
-    await waitForValue('live', afterRender(() => result.current.state === 'live'), inAct);
+    await waitForValue(
+      'live',
+      afterRender(() => result.current.state === 'live'),
+      inAct,
+    );
 
     rerender({ label: 'second' });
     r.send(0, { op: 'event', stream: 'ticks:a', id: '2-0', data: { n: 2 } });
-    await waitForValue('position', afterRender(() => result.current.position === '2-0'), inAct);
+    await waitForValue(
+      'position',
+      afterRender(() => result.current.position === '2-0'),
+      inAct,
+    );
     expect(seen).toEqual([['second', 2, { id: '2-0', stream: 'ticks:a' }]]);
     expect(r.frames('subscribe')).toHaveLength(1);
 
     unmount();
-    await waitForValue('unsubscribe on unmount', afterRender(() => r.frames('unsubscribe')[0]), inAct);
+    await waitForValue(
+      'unsubscribe on unmount',
+      afterRender(() => r.frames('unsubscribe')[0]),
+      inAct,
+    );
   });
 
   it('resubscribes when the input changes and goes idle when disabled', async () => {
@@ -72,15 +88,27 @@ describe('useSubscriptionRelay', () => {
         useSubscriptionRelay({ query: procedure, input: { id }, enabled, onSubscriptionData: () => undefined }),
       { wrapper, initialProps: { id: 'a', enabled: true } },
     );
-    const first = await waitForValue('subscribe a', afterRender(() => r.frames('subscribe')[0]), inAct);
+    const first = await waitForValue(
+      'subscribe a',
+      afterRender(() => r.frames('subscribe')[0]),
+      inAct,
+    );
     rerender({ id: 'b', enabled: true });
-    const second = await waitForValue('subscribe b', afterRender(() => r.frames('subscribe')[1]), inAct);
+    const second = await waitForValue(
+      'subscribe b',
+      afterRender(() => r.frames('subscribe')[1]),
+      inAct,
+    );
     expect(second.token).toBe(first.token);
     expect(r.frames('unsubscribe')).toEqual([{ op: 'unsubscribe', sid: first.sid }]);
 
     rerender({ id: 'b', enabled: false });
     expect(result.current.state).toBe('idle');
-    await waitForValue('unsubscribe b', afterRender(() => r.frames('unsubscribe')[1]), inAct);
+    await waitForValue(
+      'unsubscribe b',
+      afterRender(() => r.frames('unsubscribe')[1]),
+      inAct,
+    );
   });
 
   it('calls onReset when the stream is recreated and delivers the new incarnation', async () => {
@@ -96,13 +124,25 @@ describe('useSubscriptionRelay', () => {
         }),
       { wrapper },
     );
-    const { sid } = await waitForValue('subscribe', afterRender(() => r.frames('subscribe')[0]), inAct);
+    const { sid } = await waitForValue(
+      'subscribe',
+      afterRender(() => r.frames('subscribe')[0]),
+      inAct,
+    );
     r.send(0, { op: 'subscribed', sid, stream: 'ticks:a', recovery: 'fresh', position: '1-0', exp: exp() });
     r.send(0, { op: 'event', stream: 'ticks:a', id: '8-0', data: { n: 8 } });
-    await waitForValue('the old incarnation', afterRender(() => result.current.position === '8-0'), inAct);
+    await waitForValue(
+      'the old incarnation',
+      afterRender(() => result.current.position === '8-0'),
+      inAct,
+    );
     r.send(0, { op: 'stream_reset', stream: 'ticks:a', position: '0-0' });
     r.send(0, { op: 'event', stream: 'ticks:a', id: '1-1', data: { n: 1 } });
-    await waitForValue('the new incarnation', afterRender(() => result.current.position === '1-1'), inAct);
+    await waitForValue(
+      'the new incarnation',
+      afterRender(() => result.current.position === '1-1'),
+      inAct,
+    );
     expect(log).toEqual(['8@8-0', 'reset 8-0→0-0', '1@1-1']);
   });
 
@@ -112,9 +152,17 @@ describe('useSubscriptionRelay', () => {
       () => useSubscriptionRelay({ query: procedure, input: { id: 'a' }, onSubscriptionData: () => undefined }),
       { wrapper },
     );
-    const { sid } = await waitForValue('subscribe', afterRender(() => r.frames('subscribe')[0]), inAct);
+    const { sid } = await waitForValue(
+      'subscribe',
+      afterRender(() => r.frames('subscribe')[0]),
+      inAct,
+    );
     r.send(0, { op: 'error', sid, code: 'token_signature_invalid', retryable: false, message: 'bad signature' });
-    await waitForValue('closed', afterRender(() => result.current.state === 'closed'), inAct);
+    await waitForValue(
+      'closed',
+      afterRender(() => result.current.state === 'closed'),
+      inAct,
+    );
     expect(result.current.error).toEqual({ code: 'token_signature_invalid', retryable: false, message: 'bad signature' });
   });
 });

@@ -1,11 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import type {
-  EventMeta,
-  RecoveryInfo,
-  ResetInfo,
-  SubscriptionError,
-  SubscriptionState,
-} from '@streamgate/client';
+import type { EventMeta, RecoveryInfo, ResetInfo, SubscriptionError, SubscriptionState } from '@streamgate/client';
 import type { RelaySubscription, StreamId } from '@streamgate/protocol';
 import { useRelayClient } from './RelayProvider.js';
 import { stableKey } from './stableKey.js';
@@ -57,9 +51,7 @@ const IDLE: SubscriptionRelayResult = { state: 'idle', error: undefined, positio
  * Subscribes to the relay stream whose token `query(input)` mints, for as long as the component
  * is mounted and `enabled`. Every event re-renders with the new `position`.
  */
-export function useSubscriptionRelay<TInput, TPayload>(
-  options: UseSubscriptionRelayOptions<TInput, TPayload>,
-): SubscriptionRelayResult {
+export function useSubscriptionRelay<TInput, TPayload>(options: UseSubscriptionRelayOptions<TInput, TPayload>): SubscriptionRelayResult {
   const client = useRelayClient();
   const [result, setResult] = useState<SubscriptionRelayResult>(IDLE);
   // Callbacks, the procedure (a fresh tRPC proxy on every render) and `from` are read through

@@ -24,7 +24,10 @@ export type SigningKey = {
 export type SigningKeySetError = { code: 'signing_keys_invalid'; retryable: false; message: string };
 export type SigningKeySetResult = { ok: true; keys: SigningKeySet } | { ok: false; error: SigningKeySetError };
 
-const b64u = z.string().min(1).regex(/^[A-Za-z0-9_-]+$/, 'must be base64url');
+const b64u = z
+  .string()
+  .min(1)
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be base64url');
 const kid = z.string().min(1).max(128);
 const ecKeySchema = z.object({
   kty: z.literal('EC'),
@@ -94,8 +97,7 @@ export class SigningKeySet {
 
   /** Validates and imports private JWKs; each must carry `kid` and `alg` (ES256 or EdDSA). */
   static async fromJwks(input: unknown): Promise<SigningKeySetResult> {
-    const list: unknown =
-      typeof input === 'object' && input !== null && !Array.isArray(input) && 'keys' in input ? input.keys : input;
+    const list: unknown = typeof input === 'object' && input !== null && !Array.isArray(input) && 'keys' in input ? input.keys : input;
     if (!Array.isArray(list)) return fail('signing keys must be a JSON array of private JWKs');
     if (list.length === 0) return fail('signing keys must contain at least one private JWK');
     const keys: SigningKey[] = [];

@@ -115,7 +115,12 @@ describe('createPublisher with idempotency keys (real redis-server)', () => {
     const result = await createPublisher({ redis }).publish(stream, { text: 'x' }, options);
     expect(result).toEqual({
       ok: false,
-      error: { code: 'idempotency_key_invalid', retryable: false, field: 'idempotencyKey', message: expect.stringMatching(reason) as string },
+      error: {
+        code: 'idempotency_key_invalid',
+        retryable: false,
+        field: 'idempotencyKey',
+        message: expect.stringMatching(reason) as string,
+      },
     });
     expect(await redis.exists(stream.name)).toBe(0);
   });
@@ -151,7 +156,9 @@ describe('createPublisher with idempotency keys (real redis-server)', () => {
     for (const publisher of publishers) expect((await publisher.publish(notes.for('own'), { text: 'x' })).ok).toBe(true);
     expect(template.status).toBe('wait');
     const named = async (): Promise<number> =>
-      String(await redis.client('LIST')).split('\n').filter((line) => line.includes('name=template-under-test')).length;
+      String(await redis.client('LIST'))
+        .split('\n')
+        .filter((line) => line.includes('name=template-under-test')).length;
     expect(await named()).toBe(1);
     const [first, ...rest] = publishers;
     await first?.close();

@@ -46,7 +46,12 @@ describe('createPublisher (real redis-server)', () => {
     const result = await publisher.publish(orders.for('us'), bad);
     expect(result).toEqual({
       ok: false,
-      error: { code: 'payload_invalid', retryable: false, field: 'payload.qty', message: expect.stringMatching(/^payload\.qty: /) as string },
+      error: {
+        code: 'payload_invalid',
+        retryable: false,
+        field: 'payload.qty',
+        message: expect.stringMatching(/^payload\.qty: /) as string,
+      },
     });
     expect(await redis.exists('orders:us')).toBe(0);
   });

@@ -135,7 +135,12 @@ export function createPublisher({
       try {
         data = encodeEntryFields(value)[1];
       } catch (error) {
-        return failed({ code: 'payload_invalid', retryable: false, field: 'payload', message: `payload: not JSON-serializable (${errorText(error)})` });
+        return failed({
+          code: 'payload_invalid',
+          retryable: false,
+          field: 'payload',
+          message: `payload: not JSON-serializable (${errorText(error)})`,
+        });
       }
 
       if (options.idempotencyKey === undefined) {
@@ -147,14 +152,24 @@ export function createPublisher({
       }
       const key = parseIdempotencyKey(options.idempotencyKey);
       if (!key.ok) {
-        return failed({ code: 'idempotency_key_invalid', retryable: false, field: 'idempotencyKey', message: `idempotencyKey ${key.reason}` });
+        return failed({
+          code: 'idempotency_key_invalid',
+          retryable: false,
+          field: 'idempotencyKey',
+          message: `idempotencyKey ${key.reason}`,
+        });
       }
       const record = idempotencyRecordKey(name.data, key.key);
       if (!record.ok) return failed({ code: 'stream_invalid', retryable: false, field: 'stream', message: `stream ${record.reason}` });
       return send(async (client) => {
         const reply = await idempotentXadd(client, { stream: name.data, record: record.key, maxLen: cap, windowMs, data });
         if (!reply.ok) {
-          return failed({ code: 'redis_rejected', retryable: false, written: 'unknown', message: `unexpected script reply ${JSON.stringify(reply.reply)}` });
+          return failed({
+            code: 'redis_rejected',
+            retryable: false,
+            written: 'unknown',
+            message: `unexpected script reply ${JSON.stringify(reply.reply)}`,
+          });
         }
         return { ok: true, id: reply.id, duplicate: reply.duplicate };
       });

@@ -84,9 +84,7 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
         throw new TypeError(`cannot issue token: ${issue0?.path.join('.') ?? 'claims'}: ${issue0?.message ?? 'invalid'}`);
       }
       const key = keys.current;
-      const token = await new SignJWT(checked.data)
-        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-        .sign(key.privateKey);
+      const token = await new SignJWT(checked.data).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.privateKey);
       return { token, stream: stream.name, expiresAt: exp * 1000 };
     },
   };

@@ -1,10 +1,5 @@
 import { TRPCError } from '@trpc/server';
-import type {
-  inferProcedureBuilderResolverOptions,
-  TRPCProcedureBuilder,
-  TRPCQueryProcedure,
-  TRPCUnsetMarker,
-} from '@trpc/server';
+import type { inferProcedureBuilderResolverOptions, TRPCProcedureBuilder, TRPCQueryProcedure, TRPCUnsetMarker } from '@trpc/server';
 import { z } from 'zod';
 import type { RelaySubscription, StreamRef } from '@streamgate/protocol';
 import type { TokenIssuer } from './createTokenIssuer.js';
@@ -77,9 +72,7 @@ export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TErrorSh
     T
   > & { input: TSchema },
 ): RelayTokenProcedure<z.input<TSchema>, TMeta, TErrorShape, T> {
-  type Ctx = inferProcedureBuilderResolverOptions<
-    BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>
-  >['ctx'];
+  type Ctx = inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>>['ctx'];
   const { authorize, stream, issuer, observer } = options;
   const builder = procedure.input(options.input) as unknown as InputBuilder<
     Ctx,

@@ -64,7 +64,8 @@ function logRangeOf(text: string): { id: unknown; width: number } | null {
     const filter: unknown = req.params[0];
     if (typeof filter !== 'object' || filter === null) return null;
     const { fromBlock, toBlock } = filter as { fromBlock?: unknown; toBlock?: unknown };
-    if (typeof fromBlock !== 'string' || typeof toBlock !== 'string' || !fromBlock.startsWith('0x') || !toBlock.startsWith('0x')) return null;
+    if (typeof fromBlock !== 'string' || typeof toBlock !== 'string' || !fromBlock.startsWith('0x') || !toBlock.startsWith('0x'))
+      return null;
     return { id: req.id ?? null, width: Number.parseInt(toBlock, 16) - Number.parseInt(fromBlock, 16) + 1 };
   } catch {
     return null;

@@ -43,10 +43,7 @@ export class OutputBuffer {
   /** The retained lines as text, stderr marked, ready to append to an error message. */
   format(): string {
     const shown = this.#lines.length;
-    const header =
-      shown === this.#total
-        ? `--- output (${shown} lines) ---`
-        : `--- output (last ${shown} of ${this.#total} lines) ---`;
+    const header = shown === this.#total ? `--- output (${shown} lines) ---` : `--- output (last ${shown} of ${this.#total} lines) ---`;
     if (shown === 0) return '--- no output ---';
     const body = this.#lines.map((line) => (line.stream === 'stderr' ? `[stderr] ${line.text}` : line.text));
     return [header, ...body, '--- end of output ---'].join('\n');

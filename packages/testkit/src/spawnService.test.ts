@@ -7,7 +7,6 @@ import { isProcessGone } from './isProcessGone.js';
 
 const node = (script: string) => ({ command: process.execPath, args: ['-e', script] });
 
-
 describe('spawnService', () => {
   it('surfaces the output of a process that dies before it is ready', async () => {
     const error: unknown = await spawnService({

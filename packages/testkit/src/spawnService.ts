@@ -168,9 +168,7 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     const seen = buffer.snapshot().find(matches);
     if (seen) return Promise.resolve(seen.text);
     if (exitStatus !== undefined) {
-      return Promise.reject(
-        new ServiceError(name, `${describeExit(exitStatus)}; no line matched ${String(match)}`, buffer.format()),
-      );
+      return Promise.reject(new ServiceError(name, `${describeExit(exitStatus)}; no line matched ${String(match)}`, buffer.format()));
     }
     return new Promise<string>((resolve, reject) => {
       const waiter: Waiter = {
@@ -227,12 +225,9 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
       // Decided before stop(), which would make every failure look like an exit.
       const what = exitStatus === undefined ? 'not ready' : `${describeExit(exitStatus)} before it was ready`;
       await stop(2_000);
-      throw new ServiceError(
-        name,
-        `${what} (waited for ${String(readyPattern)} on stdout, ${readyTimeoutMs} ms)`,
-        buffer.format(),
-        { cause: error },
-      );
+      throw new ServiceError(name, `${what} (waited for ${String(readyPattern)} on stdout, ${readyTimeoutMs} ms)`, buffer.format(), {
+        cause: error,
+      });
     }
   }
 

@@ -39,8 +39,10 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
       name: `anvil:${port}`,
       command: anvilBinary(),
       args: [
-        '--port', String(port),
-        '--host', '127.0.0.1',
+        '--port',
+        String(port),
+        '--host',
+        '127.0.0.1',
         '--silent',
         ...(options.blockTime === undefined ? [] : ['--block-time', String(options.blockTime)]),
         ...(options.chainId === undefined ? [] : ['--chain-id', String(options.chainId)]),

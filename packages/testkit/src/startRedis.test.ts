@@ -4,7 +4,6 @@ import { startRedis } from './startRedis.js';
 import { waitFor } from './waitFor.js';
 import { isProcessGone } from './isProcessGone.js';
 
-
 describe('startRedis', () => {
   it('starts a private server and stops it', async () => {
     const redis = await startRedis();

@@ -67,14 +67,7 @@ async function launch(binary: string, port: number, dir: string, options: StartR
   const service = await spawnService({
     name: `redis-server:${port}`,
     command: binary,
-    args: [
-      '--port', String(port),
-      '--bind', '127.0.0.1',
-      '--save', '',
-      '--appendonly', 'no',
-      '--dir', dir,
-      ...(options.args ?? []),
-    ],
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])],
     readyPattern: /Ready to accept connections/,
     readyTimeoutMs: startTimeoutMs,
     ...(options.echo === undefined ? {} : { echo: options.echo }),

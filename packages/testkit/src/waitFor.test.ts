@@ -19,9 +19,7 @@ describe('waitFor', () => {
 
   it('rejects with its message at the deadline, not before', async () => {
     const started = Date.now();
-    const error: unknown = await waitFor(() => false, { timeoutMs: 150, message: 'the impossible' }).catch(
-      (e: unknown) => e,
-    );
+    const error: unknown = await waitFor(() => false, { timeoutMs: 150, message: 'the impossible' }).catch((e: unknown) => e);
     const elapsed = Date.now() - started;
     expect(error).toBeInstanceOf(DeadlineError);
     expect((error as Error).message).toContain('the impossible');

@@ -44,9 +44,7 @@ export async function waitFor<T>(
     if (pause > 0) await sleep(pause);
   }
   const detail =
-    lastError === undefined
-      ? ''
-      : `; last check threw: ${lastError instanceof Error ? lastError.message : inspect(lastError)}`;
+    lastError === undefined ? '' : `; last check threw: ${lastError instanceof Error ? lastError.message : inspect(lastError)}`;
   throw new DeadlineError(`${message}${detail}`, timeoutMs, { cause: lastError });
 }
 

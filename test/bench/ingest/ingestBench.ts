@@ -29,7 +29,11 @@ async function lastBlock(redis: Redis, stream: string): Promise<number> {
 }
 
 async function timeUntilWritten(redis: Redis, stream: string, block: number, t0: number): Promise<number> {
-  await waitFor(async () => (await lastBlock(redis, stream)) >= block, { timeoutMs: 30_000, intervalMs: 2, message: `block ${block} written` });
+  await waitFor(async () => (await lastBlock(redis, stream)) >= block, {
+    timeoutMs: 30_000,
+    intervalMs: 2,
+    message: `block ${block} written`,
+  });
   return performance.now() - t0;
 }
 
@@ -111,7 +115,15 @@ try {
   const fetchMs = performance.now() - p0;
 
   // Write step against a bare XADD, same Redis, same payload.
-  const payload = JSON.stringify({ type: 'block', chain: 'bench', number: 1, hash: `0x${'ab'.repeat(32)}`, parentHash: `0x${'cd'.repeat(32)}`, timestamp: 1, header: { miner: `0x${'00'.repeat(20)}` } });
+  const payload = JSON.stringify({
+    type: 'block',
+    chain: 'bench',
+    number: 1,
+    hash: `0x${'ab'.repeat(32)}`,
+    parentHash: `0x${'cd'.repeat(32)}`,
+    timestamp: 1,
+    header: { miner: `0x${'00'.repeat(20)}` },
+  });
   const writerRedis = new Redis(redisServer.url);
   const writer = new RedisStreamWriter({ redis: writerRedis, keyPrefix: 'bench:', dedupeTtlMs: 3_600_000, maxLen: 0 });
   const lease = await new RedisLeaseStore(writerRedis, 'bench:').acquire('w', 'bench', 600_000);
@@ -124,18 +136,30 @@ try {
     return (performance.now() - s) / count;
   };
   const xaddOne = await timeIt(() => writerRedis.xadd('bare', '*', 'data', payload), N);
-  const writeOne = await timeIt((i) => writer.write(fence, { entries: [{ dedupeId: `e${i}`, data: payload }], stateSet: { cp: String(i) } }), N);
-  const dupOne = await timeIt((i) => writer.write(fence, { entries: [{ dedupeId: `e${i}`, data: payload }], stateSet: { cp: String(i) } }), N);
+  const writeOne = await timeIt(
+    (i) => writer.write(fence, { entries: [{ dedupeId: `e${i}`, data: payload }], stateSet: { cp: String(i) } }),
+    N,
+  );
+  const dupOne = await timeIt(
+    (i) => writer.write(fence, { entries: [{ dedupeId: `e${i}`, data: payload }], stateSet: { cp: String(i) } }),
+    N,
+  );
   const B = 100;
-  const xaddBatch = (await timeIt(async () => {
-    const p = writerRedis.pipeline();
-    for (let j = 0; j < B; j++) p.xadd('bare', '*', 'data', payload);
-    await p.exec();
-  }, N / B)) / B;
-  const writeBatch = (await timeIt(
-    (i) => writer.write(fence, { entries: Array.from({ length: B }, (_, j) => ({ dedupeId: `b${i}:${j}`, data: payload })), stateSet: { cp: String(i) } }),
-    N / B,
-  )) / B;
+  const xaddBatch =
+    (await timeIt(async () => {
+      const p = writerRedis.pipeline();
+      for (let j = 0; j < B; j++) p.xadd('bare', '*', 'data', payload);
+      await p.exec();
+    }, N / B)) / B;
+  const writeBatch =
+    (await timeIt(
+      (i) =>
+        writer.write(fence, {
+          entries: Array.from({ length: B }, (_, j) => ({ dedupeId: `b${i}:${j}`, data: payload })),
+          stateSet: { cp: String(i) },
+        }),
+      N / B,
+    )) / B;
   writerRedis.disconnect();
 
   const fo = { p50: pct(failover, 50), p99: pct(failover, 99) };
@@ -144,11 +168,19 @@ try {
   console.log(`failover latency (cut → next block in stream): p50 ${fmt(fo.p50)} ms, p99 ${fmt(fo.p99)} ms`);
   console.log(`  peer, steady push (mine → block in stream):    p50 ${fmt(st.p50)} ms, p99 ${fmt(st.p99)} ms`);
   console.log(`  ratio failover/steady: p50 ${fmt(fo.p50 / st.p50)}x, p99 ${fmt(fo.p99 / st.p99)}x`);
-  console.log(`write step per event, 1 per call: ${fmt(writeOne * 1000)} µs vs bare XADD ${fmt(xaddOne * 1000)} µs (${fmt(writeOne / xaddOne)}x); dedupe cost ${fmt((writeOne - xaddOne) * 1000)} µs/event`);
+  console.log(
+    `write step per event, 1 per call: ${fmt(writeOne * 1000)} µs vs bare XADD ${fmt(xaddOne * 1000)} µs (${fmt(writeOne / xaddOne)}x); dedupe cost ${fmt((writeOne - xaddOne) * 1000)} µs/event`,
+  );
   console.log(`  duplicate rejected (dedupe hit), 1 per call: ${fmt(dupOne * 1000)} µs`);
-  console.log(`  batches of ${B}: ${fmt(writeBatch * 1000)} µs/event vs pipelined XADD ${fmt(xaddBatch * 1000)} µs/event (${fmt(writeBatch / xaddBatch)}x); ${Math.round(1000 / writeBatch)} events/s write-bound`);
-  console.log(`backfill, one worker end to end: ${BACKLOG} blocks in ${fmt(backfillMs)} ms = ${Math.round((BACKLOG * 1000) / backfillMs)} events/s (incl. process start)`);
-  console.log(`  peer, bare eth_getBlockByNumber at concurrency 8 via the same proxy: ${Math.round((BACKLOG * 1000) / fetchMs)} blocks/s (ratio ${fmt(backfillMs / fetchMs)}x)`);
+  console.log(
+    `  batches of ${B}: ${fmt(writeBatch * 1000)} µs/event vs pipelined XADD ${fmt(xaddBatch * 1000)} µs/event (${fmt(writeBatch / xaddBatch)}x); ${Math.round(1000 / writeBatch)} events/s write-bound`,
+  );
+  console.log(
+    `backfill, one worker end to end: ${BACKLOG} blocks in ${fmt(backfillMs)} ms = ${Math.round((BACKLOG * 1000) / backfillMs)} events/s (incl. process start)`,
+  );
+  console.log(
+    `  peer, bare eth_getBlockByNumber at concurrency 8 via the same proxy: ${Math.round((BACKLOG * 1000) / fetchMs)} blocks/s (ratio ${fmt(backfillMs / fetchMs)}x)`,
+  );
 } finally {
   demand.stop();
   await worker.service.stop();

@@ -7,7 +7,8 @@ import { PROTOCOLS } from './protocols.js';
 
 // A load generator process: many raw WebSocket clients, driven by the orchestrator over IPC.
 
-const newHistogram = () => build({ bitBucketSize: 32, lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000, numberOfSignificantValueDigits: 3 });
+const newHistogram = () =>
+  build({ bitBucketSize: 32, lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000, numberOfSignificantValueDigits: 3 });
 
 let totals: LoadTotals = { received: 0, errors: 0, gaps: 0, duplicates: 0, since: 0, histogram: newHistogram(), backAt: [] };
 let clients: LoadClient[] = [];

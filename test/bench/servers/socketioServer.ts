@@ -25,6 +25,11 @@ http.listen(env.BENCH_PORT, '127.0.0.1', () => {
   const address = http.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   const o = io.engine.opts;
-  const defaults = { pingInterval: o.pingInterval, pingTimeout: o.pingTimeout, maxHttpBufferSize: o.maxHttpBufferSize, perMessageDeflate: o.perMessageDeflate };
+  const defaults = {
+    pingInterval: o.pingInterval,
+    pingTimeout: o.pingTimeout,
+    maxHttpBufferSize: o.maxHttpBufferSize,
+    perMessageDeflate: o.perMessageDeflate,
+  };
   process.stdout.write(`${JSON.stringify({ msg: 'listening', port, defaults })}\n`);
 });

@@ -17,8 +17,22 @@ import type { BlockHeader } from './rpcSchemas.js';
 const hex = (n: number) => `0x${n.toString(16)}`;
 const h32 = (tag: string) => `0x${Buffer.from(tag).toString('hex').padEnd(64, '0').slice(0, 64)}`;
 
-interface RawBlock { number: string; hash: string; parentHash: string; timestamp: string }
-interface RawLog { address: string; topics: string[]; data: string; blockNumber: string; blockHash: string; transactionHash: string; transactionIndex: string; logIndex: string }
+interface RawBlock {
+  number: string;
+  hash: string;
+  parentHash: string;
+  timestamp: string;
+}
+interface RawLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: string;
+  blockHash: string;
+  transactionHash: string;
+  transactionIndex: string;
+  logIndex: string;
+}
 
 /** A chain in memory that answers the JSON-RPC reads the follower makes; blocks carry one log each. */
 class FakeChain implements RpcReader {
@@ -35,7 +49,23 @@ class FakeChain implements RpcReader {
   private add(block: RawBlock, withLog: boolean): RawBlock {
     this.canonical[Number.parseInt(block.number, 16)] = block;
     this.byHash.set(block.hash, block);
-    this.logs.set(block.hash, withLog ? [{ address: h32('addr').slice(0, 42), topics: [h32('t')], data: block.hash, blockNumber: block.number, blockHash: block.hash, transactionHash: h32(`tx${block.hash}`), transactionIndex: '0x0', logIndex: '0x0' }] : []);
+    this.logs.set(
+      block.hash,
+      withLog
+        ? [
+            {
+              address: h32('addr').slice(0, 42),
+              topics: [h32('t')],
+              data: block.hash,
+              blockNumber: block.number,
+              blockHash: block.hash,
+              transactionHash: h32(`tx${block.hash}`),
+              transactionIndex: '0x0',
+              logIndex: '0x0',
+            },
+          ]
+        : [],
+    );
     return block;
   }
 
@@ -45,7 +75,11 @@ class FakeChain implements RpcReader {
       const parent = this.canonical[this.canonical.length - 1];
       if (parent === undefined) throw new Error('no parent');
       const n = this.canonical.length;
-      out.push(blockHeaderSchema.parse(this.add({ number: hex(n), hash: h32(`b${n}f${this.fork}`), parentHash: parent.hash, timestamp: hex(n) }, true)));
+      out.push(
+        blockHeaderSchema.parse(
+          this.add({ number: hex(n), hash: h32(`b${n}f${this.fork}`), parentHash: parent.hash, timestamp: hex(n) }, true),
+        ),
+      );
     }
     return out;
   }
@@ -92,16 +126,31 @@ class FakeChain implements RpcReader {
         const to = Number.parseInt(filter.toBlock ?? '0x0', 16);
         raw = this.canonical.slice(from, to + 1).flatMap((b) => this.logs.get(b.hash) ?? []);
       }
-      if (raw === undefined) return Promise.resolve({ ok: false, error: { code: 'rpc_error', retryable: true, provider: 'fake', message: 'unknown block', rpcCode: -32000 } });
+      if (raw === undefined)
+        return Promise.resolve({
+          ok: false,
+          error: { code: 'rpc_error', retryable: true, provider: 'fake', message: 'unknown block', rpcCode: -32000 },
+        });
     }
     const parsed = schema.safeParse(raw);
-    return Promise.resolve(parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: { code: 'garbage', retryable: true, provider: 'fake', message: method } });
+    return Promise.resolve(
+      parsed.success
+        ? { ok: true, value: parsed.data }
+        : { ok: false, error: { code: 'garbage', retryable: true, provider: 'fake', message: method } },
+    );
   }
 }
 
 const noEvents: EvmRunEvents = {
-  failover: () => undefined, backfill: () => undefined, degraded: () => undefined, gap: () => undefined, reorg: () => undefined,
-  dedupeHits: () => undefined, written: () => undefined, providerError: () => undefined, stateChanged: () => undefined,
+  failover: () => undefined,
+  backfill: () => undefined,
+  degraded: () => undefined,
+  gap: () => undefined,
+  reorg: () => undefined,
+  dedupeHits: () => undefined,
+  written: () => undefined,
+  providerError: () => undefined,
+  stateChanged: () => undefined,
 };
 
 /** Replays a logs stream as a consumer would: adds minus retractions, each retraction of a live log. */
@@ -110,7 +159,8 @@ function liveLogs(events: readonly IngestEvent[]): string[] {
   for (const e of events) {
     if (e.type !== 'log') continue;
     const id = `${e.blockHash}:${e.logIndex}`;
-    if (e.removed ? !live.delete(id) : live.has(id)) throw new Error(`${e.removed ? 'retraction of a dead' : 'second add of a live'} log ${id}`);
+    if (e.removed ? !live.delete(id) : live.has(id))
+      throw new Error(`${e.removed ? 'retraction of a dead' : 'second add of a live'} log ${id}`);
     if (!e.removed) live.add(id);
   }
   return [...live].sort();
@@ -142,7 +192,7 @@ describe('ChainFollower', () => {
     const { chain, follower, events } = setup('newHeads');
     const f = await follower();
     for (const head of chain.mine(3)) await f.onHead(head);
-    await f.onHead(chain.canonical.length > 2 ? blockHeaderSchema.parse(chain.canonical[2]) : chain.mine(1)[0] as BlockHeader);
+    await f.onHead(chain.canonical.length > 2 ? blockHeaderSchema.parse(chain.canonical[2]) : (chain.mine(1)[0] as BlockHeader));
     const skipped = chain.mine(4);
     const last = skipped[3];
     if (last === undefined) throw new Error('no head');
@@ -182,7 +232,9 @@ describe('ChainFollower', () => {
     await again.onHead(chain.restore(b));
     const all = events();
     expect(all.filter((e) => e.type === 'reorg')).toHaveLength(3);
-    const canonical = chain.canonical.slice(1).flatMap((blk) => (chain.logs.get(blk.hash) ?? []).map((l) => `${l.blockHash}:${Number.parseInt(l.logIndex, 16)}`));
+    const canonical = chain.canonical
+      .slice(1)
+      .flatMap((blk) => (chain.logs.get(blk.hash) ?? []).map((l) => `${l.blockHash}:${Number.parseInt(l.logIndex, 16)}`));
     expect(liveLogs(all)).toEqual(canonical.sort());
     expect(liveLogs(all)).toContain(`${bHead.hash}:0`);
   });
@@ -219,7 +271,13 @@ describe('ChainFollower', () => {
     await f.onHead(one);
     const heads = chain.mine(6);
     await f.onHead(heads[5] as BlockHeader);
-    expect(events().map((e) => (e.type === 'block' ? e.number : e.type === 'gap' ? `gap ${e.fromBlock}-${e.toBlock}` : e.type))).toEqual([1, 'gap 2-4', 5, 6, 7]);
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type === 'gap' ? `gap ${e.fromBlock}-${e.toBlock}` : e.type))).toEqual([
+      1,
+      'gap 2-4',
+      5,
+      6,
+      7,
+    ]);
   });
 
   it('strict: a gap over the limit writes a stream error and halts, also after a restart', async () => {
@@ -246,4 +304,3 @@ describe('ChainFollower', () => {
     expect(events().map((e) => (e.type === 'block' ? e.number : e.type))).toEqual([3, 4]);
   });
 });
-

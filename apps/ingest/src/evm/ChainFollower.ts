@@ -87,7 +87,13 @@ export class ChainFollower {
     if (!head.ok) throw new RpcFailure(head.error);
     const block = head.value < number ? await this.blockAt(head.value, avoid) : null;
     if (block === null) {
-      throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `eth_getBlockByNumber(${toHex(number)}) is not known yet`, rpcCode: 0 });
+      throw new RpcFailure({
+        code: 'rpc_error',
+        retryable: true,
+        provider: 'http',
+        message: `eth_getBlockByNumber(${toHex(number)}) is not known yet`,
+        rpcCode: 0,
+      });
     }
     await this.onHead(block);
   }
@@ -148,7 +154,14 @@ export class ChainFollower {
     const head = await this.pool.call('eth_blockNumber', [], quantitySchema);
     if (!head.ok) throw new RpcFailure(head.error);
     const block = head.value < cp.number ? await this.blockAt(head.value) : null;
-    if (block === null) throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `eth_getBlockByNumber(${toHex(cp.number)}) vanished`, rpcCode: 0 });
+    if (block === null)
+      throw new RpcFailure({
+        code: 'rpc_error',
+        retryable: true,
+        provider: 'http',
+        message: `eth_getBlockByNumber(${toHex(cp.number)}) vanished`,
+        rpcCode: 0,
+      });
     // The node's head is a block we wrote: everything above it is retracted, with no new branch.
     if (this.blocks.get(block.number)?.hash === block.hash) await this.reorg(block.number, []);
     else await this.onHead(block);
@@ -289,14 +302,21 @@ export class ChainFollower {
         fromBlock,
         toBlock,
       };
-      await this.writer.write({ entries: [{ dedupeId: `e:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [HALTED]: message } });
+      await this.writer.write({
+        entries: [{ dedupeId: `e:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }],
+        stateSet: { [HALTED]: message },
+      });
       this.halted = message;
       throw new RunStop({ reason: 'halted', message });
     }
     const event: IngestEvent = { type: 'gap', chain, fromBlock, toBlock, reason };
     const del = [...this.blocks.keys()].map(blockField);
     const cp: Checkpoint = { number: toBlock, hash: null };
-    await this.writer.write({ entries: [{ dedupeId: `g:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }], stateSet: { [CP]: JSON.stringify(cp) }, stateDel: del });
+    await this.writer.write({
+      entries: [{ dedupeId: `g:${fromBlock}:${toBlock}`, data: JSON.stringify(event) }],
+      stateSet: { [CP]: JSON.stringify(cp) },
+      stateDel: del,
+    });
     this.blocks.clear();
     this.cp = cp;
   }
@@ -355,7 +375,13 @@ export class ChainFollower {
     const result = await this.pool.call(method, params, blockHeaderSchema.nullable(), avoid);
     if (!result.ok) throw new RpcFailure(result.error);
     if (result.value === null) {
-      throw new RpcFailure({ code: 'rpc_error', retryable: true, provider: 'http', message: `${method}(${String(params[0])}) is not known yet`, rpcCode: 0 });
+      throw new RpcFailure({
+        code: 'rpc_error',
+        retryable: true,
+        provider: 'http',
+        message: `${method}(${String(params[0])}) is not known yet`,
+        rpcCode: 0,
+      });
     }
     return result.value;
   }

@@ -214,7 +214,12 @@ export class EvmStreamRun implements AdapterRun {
         if (subscription !== subscriptionId || socket !== this.socket) return;
         const head = blockHeaderSchema.safeParse(result);
         if (!head.success) {
-          this.onSocketFailed(socket, { code: 'garbage', retryable: true, provider: provider.id, message: 'newHeads push is not a block header' });
+          this.onSocketFailed(socket, {
+            code: 'garbage',
+            retryable: true,
+            provider: provider.id,
+            message: 'newHeads push is not a block header',
+          });
           return;
         }
         this.lastPushNumber = Math.max(this.lastPushNumber, head.data.number);

@@ -42,7 +42,10 @@ export function parseRpcReply<S extends z.ZodType>(provider: string, method: str
   try {
     json = JSON.parse(text);
   } catch {
-    return { ok: false, error: { code: 'garbage', retryable: true, provider, message: `${method}: answer is not JSON: ${text.slice(0, 80)}` } };
+    return {
+      ok: false,
+      error: { code: 'garbage', retryable: true, provider, message: `${method}: answer is not JSON: ${text.slice(0, 80)}` },
+    };
   }
   const envelope = rpcResponseSchema.safeParse(json);
   if (!envelope.success) {

@@ -43,11 +43,20 @@ class RefusingProviders implements ProviderReader {
     const refused = to - from + 1 > limit.maxBlocks;
     this.calls.push({ provider, width: to - from + 1, refused });
     if (refused) {
-      return Promise.resolve({ ok: false, error: { code: 'rpc_error', retryable: true, provider, message: `eth_getLogs: ${limit.message}`, rpcCode: limit.code } });
+      return Promise.resolve({
+        ok: false,
+        error: { code: 'rpc_error', retryable: true, provider, message: `eth_getLogs: ${limit.message}`, rpcCode: limit.code },
+      });
     }
     const logs = Array.from({ length: to - from + 1 }, (_, i) => ({
-      address: h32(1).slice(0, 42), topics: [], data: '0x', blockNumber: hex(from + i), blockHash: h32(from + i),
-      transactionHash: h32(from + i), transactionIndex: '0x0', logIndex: '0x0',
+      address: h32(1).slice(0, 42),
+      topics: [],
+      data: '0x',
+      blockNumber: hex(from + i),
+      blockHash: h32(from + i),
+      transactionHash: h32(from + i),
+      transactionIndex: '0x0',
+      logIndex: '0x0',
     }));
     const parsed = schema.safeParse(logs);
     if (!parsed.success) throw new Error('bad fake logs');
@@ -55,7 +64,13 @@ class RefusingProviders implements ProviderReader {
   }
 }
 
-const rpc = (message: string, rpcCode: number): RpcError => ({ code: 'rpc_error', retryable: true, provider: 'p', message: `eth_getLogs: ${message}`, rpcCode });
+const rpc = (message: string, rpcCode: number): RpcError => ({
+  code: 'rpc_error',
+  retryable: true,
+  provider: 'p',
+  message: `eth_getLogs: ${message}`,
+  rpcCode,
+});
 
 describe('rangeRefusal', () => {
   it.each([
@@ -63,7 +78,11 @@ describe('rangeRefusal', () => {
     ['block range too large', -32602, undefined],
     ['exceed maximum block range: 5000', -32000, 5000],
     ['eth_getLogs is limited to a 10,000 range', -32614, 10_000],
-    ['Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range. Based on your parameters, this block range should work: [0x10, 0x2f]', -32602, 32],
+    [
+      'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range. Based on your parameters, this block range should work: [0x10, 0x2f]',
+      -32602,
+      32,
+    ],
     ['query exceeds max block range 100000', -32602, 100_000],
     ['query exceeds max results 20000, retry with the range 1-7', -32602, undefined],
     ['Requested range exceeds maximum range limit', -32005, undefined],

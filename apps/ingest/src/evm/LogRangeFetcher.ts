@@ -52,7 +52,12 @@ export class LogRangeFetcher {
         pending.unshift([a, a + span - 1], [a + span, b]);
         continue;
       }
-      const result = await this.reader.callOn(provider, 'eth_getLogs', [{ ...filter, fromBlock: toHex(a), toBlock: toHex(b) }], rpcLogSchema.array());
+      const result = await this.reader.callOn(
+        provider,
+        'eth_getLogs',
+        [{ ...filter, fromBlock: toHex(a), toBlock: toHex(b) }],
+        rpcLogSchema.array(),
+      );
       if (result.ok) {
         book.accepted(provider, width, this.maxSpan);
         logs.push(...result.value);

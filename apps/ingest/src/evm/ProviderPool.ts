@@ -57,9 +57,15 @@ export class ProviderPool implements RpcReader {
   }
 
   /** One call on one HTTP provider, counted in its health and latency. */
-  async callOn<S extends z.ZodType>(provider: string, method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
+  async callOn<S extends z.ZodType>(
+    provider: string,
+    method: string,
+    params: readonly unknown[],
+    schema: S,
+  ): Promise<RpcResult<z.output<S>>> {
     const stats = this.http.find((s) => s.client.provider === provider);
-    if (stats === undefined) return { ok: false, error: { code: 'unreachable', retryable: true, provider, message: 'no such HTTP provider' } };
+    if (stats === undefined)
+      return { ok: false, error: { code: 'unreachable', retryable: true, provider, message: 'no such HTTP provider' } };
     return this.callStats(stats, method, params, schema);
   }
 
@@ -76,7 +82,12 @@ export class ProviderPool implements RpcReader {
     return last;
   }
 
-  private async callStats<S extends z.ZodType>(stats: HttpStats, method: string, params: readonly unknown[], schema: S): Promise<RpcResult<z.output<S>>> {
+  private async callStats<S extends z.ZodType>(
+    stats: HttpStats,
+    method: string,
+    params: readonly unknown[],
+    schema: S,
+  ): Promise<RpcResult<z.output<S>>> {
     const started = performance.now();
     const result = await stats.client.call(method, params, schema);
     if (result.ok) {

@@ -16,7 +16,11 @@ export class SequencedWriter {
     private readonly stream: string,
     private readonly events: EvmRunEvents,
   ) {
-    this.seq = z.coerce.number().int().nonnegative().parse(ctx.state.get(SEQ) ?? '0');
+    this.seq = z.coerce
+      .number()
+      .int()
+      .nonnegative()
+      .parse(ctx.state.get(SEQ) ?? '0');
   }
 
   /**

@@ -45,7 +45,13 @@ export class WsRpcClient {
         resolve({ ok: true, value: undefined });
       });
       socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) =>
-        this.onMessage(Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8')),
+        this.onMessage(
+          Buffer.isBuffer(data)
+            ? data.toString('utf8')
+            : Array.isArray(data)
+              ? Buffer.concat(data).toString('utf8')
+              : Buffer.from(data).toString('utf8'),
+        ),
       );
       socket.on('error', (error) => {
         if (!opened) resolve({ ok: false, error: { code: 'unreachable', retryable: true, provider, message: errorMessage(error) } });
@@ -72,7 +78,8 @@ export class WsRpcClient {
       this.pending.set(id, { resolve, timer });
       socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     });
-    if (text === null) return { ok: false, error: { code: 'timeout', retryable: true, provider, message: `${method} took over ${this.timeoutMs} ms` } };
+    if (text === null)
+      return { ok: false, error: { code: 'timeout', retryable: true, provider, message: `${method} took over ${this.timeoutMs} ms` } };
     return parseRpcReply(provider, method, text, schema);
   }
 

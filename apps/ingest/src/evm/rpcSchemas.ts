@@ -4,9 +4,7 @@ const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 const quantity = hex.transform((v) => Number.parseInt(v, 16));
 
 /** The header fields continuity depends on; everything else is passed through untouched. */
-export const blockHeaderSchema = z
-  .object({ number: quantity, hash: hex, parentHash: hex, timestamp: quantity })
-  .passthrough();
+export const blockHeaderSchema = z.object({ number: quantity, hash: hex, parentHash: hex, timestamp: quantity }).passthrough();
 export type BlockHeader = z.infer<typeof blockHeaderSchema>;
 
 export const rpcLogSchema = z.object({

@@ -112,7 +112,10 @@ describe('FeedCalls', () => {
     view.set('GOOD', { confirmed: true, onConnectedShard: true });
     calls.settle();
     await flush();
-    expect(call.answer).toMatchObject({ ok: false, error: { code: 'symbols_refused', retryable: false, symbols: ['BAD1', 'BAD2'], until: 9_000 } });
+    expect(call.answer).toMatchObject({
+      ok: false,
+      error: { code: 'symbols_refused', retryable: false, symbols: ['BAD1', 'BAD2'], until: 9_000 },
+    });
   });
 
   it('answers capacity naming the symbols no session has room for', async () => {

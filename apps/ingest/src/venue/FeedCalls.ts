@@ -83,10 +83,21 @@ export class FeedCalls {
     }
     for (const symbol of call.remove) if (this.view.held(symbol)) return undefined;
     if (full.length > 0) {
-      return { ok: false, error: { code: 'capacity', retryable: false, symbols: full, message: `no session has room for ${full.length} symbol(s) within the venue's ceilings` } };
+      return {
+        ok: false,
+        error: {
+          code: 'capacity',
+          retryable: false,
+          symbols: full,
+          message: `no session has room for ${full.length} symbol(s) within the venue's ceilings`,
+        },
+      };
     }
     if (refused.length > 0) {
-      return { ok: false, error: { code: 'symbols_refused', retryable: false, symbols: refused, until, message: `the venue refused ${refused.join(', ')}` } };
+      return {
+        ok: false,
+        error: { code: 'symbols_refused', retryable: false, symbols: refused, until, message: `the venue refused ${refused.join(', ')}` },
+      };
     }
     return { ok: true };
   }
@@ -97,13 +108,25 @@ export class FeedCalls {
     if (answer !== undefined) return this.finish(call, answer);
     const ms = this.now() - call.startedAt;
     // Only symbols still waiting decide which: a refused or unplaced symbol is on no shard at all.
-    const waiting = [...call.add].filter((s) => this.view.rejectedUntil(s) === undefined && !this.view.unplaced(s) && !this.view.confirmed(s));
+    const waiting = [...call.add].filter(
+      (s) => this.view.rejectedUntil(s) === undefined && !this.view.unplaced(s) && !this.view.confirmed(s),
+    );
     const parked = waiting.some((s) => !this.view.onConnectedShard(s));
     this.finish(call, {
       ok: false,
       error: parked
-        ? { code: 'connack_timeout', retryable: true, ms, message: `a session this call needs is still connecting after ${ms} ms; it is subscribed when it connects` }
-        : { code: 'reconcile_pending', retryable: true, ms, message: `the venue has not confirmed after ${ms} ms; the reconcile carries on` },
+        ? {
+            code: 'connack_timeout',
+            retryable: true,
+            ms,
+            message: `a session this call needs is still connecting after ${ms} ms; it is subscribed when it connects`,
+          }
+        : {
+            code: 'reconcile_pending',
+            retryable: true,
+            ms,
+            message: `the venue has not confirmed after ${ms} ms; the reconcile carries on`,
+          },
     });
   }
 

@@ -126,7 +126,11 @@ describe('SymbolWriter', () => {
   it.each([
     ['fenced', { code: 'fenced', retryable: false, message: 'stale token' }, { reason: 'fenced' }],
     ['stopped', { code: 'stopped', retryable: false, message: 'key stopped' }, { reason: 'stopped' }],
-    ['wrong_type', { code: 'wrong_type', retryable: false, message: 'not a stream' }, { reason: 'failed', error: { code: 'wrong_type', retryable: false, message: 'not a stream' } }],
+    [
+      'wrong_type',
+      { code: 'wrong_type', retryable: false, message: 'not a stream' },
+      { reason: 'failed', error: { code: 'wrong_type', retryable: false, message: 'not a stream' } },
+    ],
   ] as const)('ends the run on %s and writes nothing more', async (_name, error, expected) => {
     const { ctx, writer, ends } = setup();
     writer.push(quote(1));

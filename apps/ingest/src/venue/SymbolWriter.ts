@@ -64,14 +64,23 @@ export class SymbolWriter {
         }
         if (!outcome.error.retryable) {
           this.done = true;
-          return this.end(outcome.error.code === 'fenced' ? { reason: 'fenced' } : outcome.error.code === 'stopped' ? { reason: 'stopped' } : { reason: 'failed', error: outcome.error });
+          return this.end(
+            outcome.error.code === 'fenced'
+              ? { reason: 'fenced' }
+              : outcome.error.code === 'stopped'
+                ? { reason: 'stopped' }
+                : { reason: 'failed', error: outcome.error },
+          );
         }
         this.buffer = batch.concat(this.buffer);
         this.bound();
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = undefined;
-          this.flush();
-        }, backoffDelay(this.retry++, 100, 5_000));
+        this.retryTimer = setTimeout(
+          () => {
+            this.retryTimer = undefined;
+            this.flush();
+          },
+          backoffDelay(this.retry++, 100, 5_000),
+        );
       })
       .catch((error: unknown) => {
         this.writing = false;

@@ -124,11 +124,17 @@ describe('VenueAdapter', () => {
     const b = worker('worker-b');
     await a.start('S000');
     await waitFor(() => a.adapter.activeFeed !== undefined, { timeoutMs: 5_000, message: 'worker A never opened the feed' });
-    await waitFor(() => sim.sessions().some((s) => s.subscribed.some((x) => x.symbol === 'S000')), { timeoutMs: 5_000, message: 'S000 never subscribed at the venue' });
+    await waitFor(() => sim.sessions().some((s) => s.subscribed.some((x) => x.symbol === 'S000')), {
+      timeoutMs: 5_000,
+      message: 'S000 never subscribed at the venue',
+    });
 
     const { run } = await b.start('S001');
     const end = await ended(run);
-    expect(end).toMatchObject({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: expect.stringContaining('another worker') as unknown } });
+    expect(end).toMatchObject({
+      reason: 'failed',
+      error: { code: 'upstream_unavailable', retryable: true, message: expect.stringContaining('another worker') as unknown },
+    });
     // A steady retry around a third of the lease TTL, not the worker's growing backoff.
     const retryAfterMs = end.reason === 'failed' ? (end.retryAfterMs ?? -1) : -1;
     expect(retryAfterMs).toBeGreaterThan(0);
@@ -165,10 +171,10 @@ describe('VenueAdapter', () => {
     const { writer, worker } = await setup();
     const a = worker('worker-a');
     await a.start('S000');
-    await waitFor(
-      () => writer.entries(CONTROL).some((e) => isNotice(e.data, 'coverage') && e.data.covered === 1),
-      { timeoutMs: 8_000, message: 'no coverage notice for S000 in the control stream' },
-    );
+    await waitFor(() => writer.entries(CONTROL).some((e) => isNotice(e.data, 'coverage') && e.data.covered === 1), {
+      timeoutMs: 8_000,
+      message: 'no coverage notice for S000 in the control stream',
+    });
     const notice = writer.entries(CONTROL).find((e) => isNotice(e.data, 'coverage'))?.data;
     expect(notice).toMatchObject({ type: 'coverage', venue: 'sim', wanted: 1 });
     const venueToken = writer.fences.get(CONTROL);
@@ -184,7 +190,10 @@ describe('VenueAdapter', () => {
     const a = worker('worker-a');
     const first = await a.start('S000');
     const second = await a.start('S001');
-    await waitFor(() => sim.sessions().some((s) => s.subscribed.length === 2), { timeoutMs: 5_000, message: 'both symbols never subscribed' });
+    await waitFor(() => sim.sessions().some((s) => s.subscribed.length === 2), {
+      timeoutMs: 5_000,
+      message: 'both symbols never subscribed',
+    });
 
     second.abort.abort();
     await second.run.stop();
@@ -196,8 +205,14 @@ describe('VenueAdapter', () => {
 
     first.abort.abort();
     await first.run.stop();
-    await waitFor(() => a.adapter.activeFeed === undefined && sim.sessions().length === 0, { timeoutMs: 5_000, message: 'the feed never closed' });
-    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, { timeoutMs: 5_000, message: 'the venue lease was never released' });
+    await waitFor(() => a.adapter.activeFeed === undefined && sim.sessions().length === 0, {
+      timeoutMs: 5_000,
+      message: 'the feed never closed',
+    });
+    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, {
+      timeoutMs: 5_000,
+      message: 'the venue lease was never released',
+    });
   });
 
   it('a run stopped while the feed is still opening leaves no feed, session or lease behind', async () => {
@@ -208,8 +223,14 @@ describe('VenueAdapter', () => {
     abort.abort();
     await run.stop();
     expect(await ended(run)).toEqual({ reason: 'stopped' });
-    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, { timeoutMs: 5_000, message: 'the venue lease is still held with no symbol running' });
-    await waitFor(() => a.adapter.activeFeed === undefined && sim.sessions().length === 0, { timeoutMs: 5_000, message: 'a feed is still open with no symbol running' });
+    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, {
+      timeoutMs: 5_000,
+      message: 'the venue lease is still held with no symbol running',
+    });
+    await waitFor(() => a.adapter.activeFeed === undefined && sim.sessions().length === 0, {
+      timeoutMs: 5_000,
+      message: 'a feed is still open with no symbol running',
+    });
   });
 
   it('a symbol started again replaces its old run without unsubscribing it at the venue', async () => {
@@ -219,20 +240,28 @@ describe('VenueAdapter', () => {
     const first = await a.start('S000');
     const settled = () => {
       const status = a.adapter.activeFeed?.status();
-      return status?.pendingCalls === 0 && status.shards.length === 1 && status.shards.every((sh) => sh.attempt === null && sh.confirmed === 1);
+      return (
+        status?.pendingCalls === 0 && status.shards.length === 1 && status.shards.every((sh) => sh.attempt === null && sh.confirmed === 1)
+      );
     };
     await waitFor(settled, { timeoutMs: 5_000, message: 'S000 never confirmed' });
     const key = PREFIX + 'S000';
     // The core runs the key again under a newer fence while the old run has not ended yet.
     const token = (writer.fences.get(key) ?? 0) + 1;
     writer.fences.set(key, token);
-    const second = a.adapter.start({ key, state: new Map(), signal: new AbortController().signal, write: (batch) => writer.write({ key, token }, batch) });
+    const second = a.adapter.start({
+      key,
+      state: new Map(),
+      signal: new AbortController().signal,
+      write: (batch) => writer.write({ key, token }, batch),
+    });
     expect(await ended(first.run)).toEqual({ reason: 'stopped' });
     // Settled: the new run writes, and the feed has nothing in flight and S000 confirmed. An
     // unsubscribe caused by the restart would have been sent by then (its attempt starts at once).
     const writtenBefore = writer.batches.filter((b) => b.fence.key === key && b.fence.token === token).length;
     await waitFor(
-      () => writer.batches.filter((b) => b.fence.key === key && b.fence.token === token && b.outcome.ok).length > writtenBefore && settled(),
+      () =>
+        writer.batches.filter((b) => b.fence.key === key && b.fence.token === token && b.outcome.ok).length > writtenBefore && settled(),
       { timeoutMs: 5_000, message: 'the new run never settled' },
     );
     expect(sim.calls().filter((c) => c.op === 'unsubscribe' && c.symbols.includes('S000'))).toEqual([]);
@@ -244,7 +273,10 @@ describe('VenueAdapter', () => {
     const a = worker('worker-a');
     const first = await a.start('S000');
     const second = await a.start('S001');
-    await waitFor(() => sim.sessions().some((s) => s.subscribed.length === 2), { timeoutMs: 5_000, message: 'both symbols never subscribed' });
+    await waitFor(() => sim.sessions().some((s) => s.subscribed.length === 2), {
+      timeoutMs: 5_000,
+      message: 'both symbols never subscribed',
+    });
     const heldToken = writer.fences.get(CONTROL);
 
     // The store's clock jumps past the lease; another worker takes the venue before A renews.
@@ -256,6 +288,9 @@ describe('VenueAdapter', () => {
     const lost = { reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: 'venue lease lost' } };
     expect(await ended(first.run)).toEqual(lost);
     expect(await ended(second.run)).toEqual(lost);
-    await waitFor(() => a.adapter.activeFeed === undefined && sim.sessions().length === 0, { timeoutMs: 5_000, message: "A's sessions never disconnected" });
+    await waitFor(() => a.adapter.activeFeed === undefined && sim.sessions().length === 0, {
+      timeoutMs: 5_000,
+      message: "A's sessions never disconnected",
+    });
   });
 });

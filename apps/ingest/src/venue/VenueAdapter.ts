@@ -106,7 +106,11 @@ export class VenueAdapter implements UpstreamAdapter {
       const retryAfterMs = Math.round((this.options.leaseTtlMs / 3) * (0.5 + Math.random()));
       return run.finish({
         reason: 'failed',
-        error: { code: 'upstream_unavailable', retryable: true, message: `venue ${this.options.venue} is served by another worker (its session lease is held)` },
+        error: {
+          code: 'upstream_unavailable',
+          retryable: true,
+          message: `venue ${this.options.venue} is served by another worker (its session lease is held)`,
+        },
         retryAfterMs,
       });
     }
@@ -117,9 +121,13 @@ export class VenueAdapter implements UpstreamAdapter {
     previous?.finish({ reason: 'stopped' });
     const answer = await feed.subscribe([run.symbol]);
     if (!answer.ok && answer.error.code === 'closed') {
-      return run.finish({ reason: 'failed', error: { code: 'upstream_unavailable', retryable: true, message: 'the venue feed closed while subscribing' } });
+      return run.finish({
+        reason: 'failed',
+        error: { code: 'upstream_unavailable', retryable: true, message: 'the venue feed closed while subscribing' },
+      });
     }
-    if (!answer.ok) this.options.log.warn({ venue: this.options.venue, symbol: run.symbol, error: answer.error }, 'venue subscribe not confirmed yet');
+    if (!answer.ok)
+      this.options.log.warn({ venue: this.options.venue, symbol: run.symbol, error: answer.error }, 'venue subscribe not confirmed yet');
   }
 
   private ensureFeed(): Promise<VenueFeed | undefined> {
@@ -165,7 +173,8 @@ export class VenueAdapter implements UpstreamAdapter {
     const feed = this.feed;
     if (feed === undefined) return;
     const answer = await feed.unsubscribe([symbol]);
-    if (!answer.ok && answer.error.code !== 'closed') this.options.log.warn({ venue: this.options.venue, symbol, error: answer.error }, 'venue unsubscribe not confirmed yet');
+    if (!answer.ok && answer.error.code !== 'closed')
+      this.options.log.warn({ venue: this.options.venue, symbol, error: answer.error }, 'venue unsubscribe not confirmed yet');
     if (this.runs.size === 0 && this.feed === feed) await this.shutdown();
   }
 
@@ -205,7 +214,10 @@ export class VenueAdapter implements UpstreamAdapter {
     };
     this.notices = this.notices
       .then(async () => {
-        const outcome = await this.options.writer.write({ key: this.options.controlStream, token: lease.token }, { entries: [{ dedupeId: randomUUID(), data }] });
+        const outcome = await this.options.writer.write(
+          { key: this.options.controlStream, token: lease.token },
+          { entries: [{ dedupeId: randomUUID(), data }] },
+        );
         if (!outcome.ok) failed(outcome.error.message);
       })
       .catch((error: unknown) => failed(errorMessage(error)));

@@ -256,7 +256,10 @@ export class VenueFeed {
       },
       onConnectFailed: (error, attempt) => {
         if (!live()) return;
-        this.options.log.warn({ venue: this.options.venue, shard: shard.index, attempt, err: error.message }, 'venue session connect failed');
+        this.options.log.warn(
+          { venue: this.options.venue, shard: shard.index, attempt, err: error.message },
+          'venue session connect failed',
+        );
         // A refusal that retrying cannot fix (a bad app key) would otherwise retry forever, quietly;
         // reported once until the session connects again.
         if (!error.retryable && !shard.refusalReported) {
@@ -278,9 +281,15 @@ export class VenueFeed {
    */
   private reopen(shard: VenueShard, reason: string): void {
     shard.crashes += 1;
-    this.options.log.error({ venue: this.options.venue, shard: shard.index, reason, crashes: shard.crashes }, 'venue session crashed; reopening');
+    this.options.log.error(
+      { venue: this.options.venue, shard: shard.index, reason, crashes: shard.crashes },
+      'venue session crashed; reopening',
+    );
     if (shard.crashes === 1) this.notice({ type: 'shard_crashed', shard: shard.index, reason });
-    this.calls.fail({ code: 'shard_crashed', retryable: true, message: `the session carrying these symbols crashed (${reason}); it is being reopened` }, new Set(shard.symbols));
+    this.calls.fail(
+      { code: 'shard_crashed', retryable: true, message: `the session carrying these symbols crashed (${reason}); it is being reopened` },
+      new Set(shard.symbols),
+    );
     const old = shard.session;
     this.reconciler.cancel(shard);
     shard.generation += 1;
@@ -340,7 +349,12 @@ export class VenueFeed {
         }
         this.rejected.add(fresh);
         this.options.log.warn({ venue: this.options.venue, symbols: fresh }, 'venue refused symbols; excluded until their TTL');
-        this.notice({ type: 'refusal', symbols: fresh, until: this.rejected.expiry(fresh[0] ?? '') ?? this.now(), reason: 'invalid_symbol' });
+        this.notice({
+          type: 'refusal',
+          symbols: fresh,
+          until: this.rejected.expiry(fresh[0] ?? '') ?? this.now(),
+          reason: 'invalid_symbol',
+        });
         replan = true;
         break;
       }
@@ -355,13 +369,21 @@ export class VenueFeed {
           replan = true;
           break;
         }
-        const measured = result.limit > 0 && result.limit < this.ceiling ? result.limit : held > 0 && held < this.ceiling ? held : Math.floor(this.ceiling * 0.9);
+        const measured =
+          result.limit > 0 && result.limit < this.ceiling
+            ? result.limit
+            : held > 0 && held < this.ceiling
+              ? held
+              : Math.floor(this.ceiling * 0.9);
         if (measured < 1 || measured >= this.ceiling) {
           failure = `venue answered TOO_MANY_SYMBOLS at a ceiling of ${this.ceiling}`;
           break;
         }
         this.ceiling = measured;
-        this.options.log.warn({ venue: this.options.venue, ceiling: measured, stated: result.limit }, 'venue ceiling lower than stated; re-sharding');
+        this.options.log.warn(
+          { venue: this.options.venue, ceiling: measured, stated: result.limit },
+          'venue ceiling lower than stated; re-sharding',
+        );
         this.notice({ type: 'ceiling_lowered', ceiling: measured });
         replan = true;
         break;

@@ -23,12 +23,16 @@ let baseUrl: string;
 let seen: Seen[];
 let reply: Reply;
 
-const json = (status: number, body: unknown): Reply => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-};
-const raw = (status: number, text: string): Reply => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'text/html' }).end(text);
-};
+const json =
+  (status: number, body: unknown): Reply =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+const raw =
+  (status: number, text: string): Reply =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': 'text/html' }).end(text);
+  };
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -107,12 +111,28 @@ describe('VenueHttpClient requests', () => {
 describe('VenueHttpClient answers', () => {
   const cases: [string, Reply, Record<string, unknown>][] = [
     ['INVALID_SESSION', json(400, { code: 'INVALID_SESSION' }), { code: 'invalid_session', retryable: false }],
-    ['INVALID_SYMBOL', json(400, { code: 'INVALID_SYMBOL', symbols: ['NOPE', 'GONE'] }), { code: 'invalid_symbols', retryable: false, symbols: ['NOPE', 'GONE'] }],
-    ['TOO_MANY_SYMBOLS', json(400, { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: 100 }), { code: 'too_many_symbols', retryable: false, limit: 100 }],
+    [
+      'INVALID_SYMBOL',
+      json(400, { code: 'INVALID_SYMBOL', symbols: ['NOPE', 'GONE'] }),
+      { code: 'invalid_symbols', retryable: false, symbols: ['NOPE', 'GONE'] },
+    ],
+    [
+      'TOO_MANY_SYMBOLS',
+      json(400, { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: 100 }),
+      { code: 'too_many_symbols', retryable: false, limit: 100 },
+    ],
     ['429 TOO_MANY_REQUESTS', json(429, { code: 'TOO_MANY_REQUESTS' }), { code: 'venue_rate_limited', retryable: true }],
     ['429 without a body', raw(429, ''), { code: 'venue_rate_limited', retryable: true }],
-    ['401 INVALID_APP_KEY', json(401, { code: 'INVALID_APP_KEY' }), { code: 'http_error', status: 401, venueCode: 'INVALID_APP_KEY', retryable: false }],
-    ['400 INVALID_PARAMETER', json(400, { code: 'INVALID_PARAMETER', message: 'symbols' }), { code: 'http_error', status: 400, venueCode: 'INVALID_PARAMETER', retryable: false }],
+    [
+      '401 INVALID_APP_KEY',
+      json(401, { code: 'INVALID_APP_KEY' }),
+      { code: 'http_error', status: 401, venueCode: 'INVALID_APP_KEY', retryable: false },
+    ],
+    [
+      '400 INVALID_PARAMETER',
+      json(400, { code: 'INVALID_PARAMETER', message: 'symbols' }),
+      { code: 'http_error', status: 400, venueCode: 'INVALID_PARAMETER', retryable: false },
+    ],
     ['503 INTERNAL', json(503, { code: 'INTERNAL' }), { code: 'http_error', status: 503, venueCode: 'INTERNAL', retryable: true }],
     ['502 from a proxy', raw(502, '<html>bad gateway</html>'), { code: 'http_error', status: 502, retryable: true }],
     ['an unknown code', json(418, { code: 'TEAPOT' }), { code: 'http_error', status: 418, retryable: false }],
@@ -153,7 +173,10 @@ describe('VenueHttpClient answers', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const client = new VenueHttpClient({ baseUrl: `http://127.0.0.1:${port}`, appKey: 'k', limiter: roomy() });
     const result = await client.subscribe('s', ['AAPL'], undefined, opts);
-    expect(result).toMatchObject({ ok: false, error: { code: 'transport', retryable: true, message: expect.stringMatching(/ECONNREFUSED/) as string } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'transport', retryable: true, message: expect.stringMatching(/ECONNREFUSED/) as string },
+    });
   });
 });
 

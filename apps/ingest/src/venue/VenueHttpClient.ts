@@ -64,14 +64,25 @@ export class VenueHttpClient {
   }
 
   /** Adds `symbols` × `kinds` (undefined: the client's kinds) to the session; the venue's union is additive. */
-  subscribe(sessionId: string, symbols: readonly string[], kinds: readonly VenueKind[] | undefined, opts: VenueCallOptions): Promise<VenueCallResult> {
+  subscribe(
+    sessionId: string,
+    symbols: readonly string[],
+    kinds: readonly VenueKind[] | undefined,
+    opts: VenueCallOptions,
+  ): Promise<VenueCallResult> {
     const subTypes = (kinds ?? this.kinds).map(subTypeOf);
     return this.call('subscribe', { session_id: sessionId, symbols, sub_types: subTypes }, symbols.length, opts);
   }
 
   /** Removes `symbols`; with `kinds` undefined, every kind (sub_types omitted), so nothing is left behind. */
-  unsubscribe(sessionId: string, symbols: readonly string[], kinds: readonly VenueKind[] | undefined, opts: VenueCallOptions): Promise<VenueCallResult> {
-    const body = kinds === undefined ? { session_id: sessionId, symbols } : { session_id: sessionId, symbols, sub_types: kinds.map(subTypeOf) };
+  unsubscribe(
+    sessionId: string,
+    symbols: readonly string[],
+    kinds: readonly VenueKind[] | undefined,
+    opts: VenueCallOptions,
+  ): Promise<VenueCallResult> {
+    const body =
+      kinds === undefined ? { session_id: sessionId, symbols } : { session_id: sessionId, symbols, sub_types: kinds.map(subTypeOf) };
     return this.call('unsubscribe', body, symbols.length, opts);
   }
 
@@ -82,13 +93,18 @@ export class VenueHttpClient {
     if (signal?.aborted === true) return failure({ code: 'aborted', retryable: false, message: `${op}: aborted before sending` });
     if (opts.limiter === 'check') {
       if (!this.limiter.tryTake()) {
-        return failure({ code: 'local_rate_limited', retryable: true, message: `${op}: throttled by our own rate limiter (not the venue); not sent` });
+        return failure({
+          code: 'local_rate_limited',
+          retryable: true,
+          message: `${op}: throttled by our own rate limiter (not the venue); not sent`,
+        });
       }
     } else {
       try {
         await this.limiter.acquire(signal);
       } catch (error) {
-        if (error instanceof RateLimiterAbortError) return failure({ code: 'aborted', retryable: false, message: `${op}: aborted while waiting for a rate-limit token` });
+        if (error instanceof RateLimiterAbortError)
+          return failure({ code: 'aborted', retryable: false, message: `${op}: aborted while waiting for a rate-limit token` });
         throw error;
       }
     }
@@ -158,11 +174,25 @@ function mapAnswer(op: Op, status: number, text: string): VenueCallResult {
     case 'INVALID_SESSION':
       return failure({ code: 'invalid_session', retryable: false, message: `${op}: venue does not know this session (INVALID_SESSION)` });
     case 'INVALID_SYMBOL':
-      return failure({ code: 'invalid_symbols', retryable: false, symbols: r.symbols, message: `${op}: venue refused ${r.symbols.length} symbol(s): ${r.symbols.slice(0, 10).join(', ')}` });
+      return failure({
+        code: 'invalid_symbols',
+        retryable: false,
+        symbols: r.symbols,
+        message: `${op}: venue refused ${r.symbols.length} symbol(s): ${r.symbols.slice(0, 10).join(', ')}`,
+      });
     case 'TOO_MANY_SYMBOLS_SUBSCRIPTION':
-      return failure({ code: 'too_many_symbols', retryable: false, limit: r.limit, message: `${op}: over the session's ceiling of ${r.limit} symbols` });
+      return failure({
+        code: 'too_many_symbols',
+        retryable: false,
+        limit: r.limit,
+        message: `${op}: over the session's ceiling of ${r.limit} symbols`,
+      });
     case 'TOO_MANY_REQUESTS':
-      return failure({ code: 'venue_rate_limited', retryable: true, message: `${op}: venue rate limit (TOO_MANY_REQUESTS, HTTP ${status})` });
+      return failure({
+        code: 'venue_rate_limited',
+        retryable: true,
+        message: `${op}: venue rate limit (TOO_MANY_REQUESTS, HTTP ${status})`,
+      });
     case 'INVALID_APP_KEY':
     case 'INVALID_PARAMETER':
     case 'INTERNAL':

@@ -20,14 +20,54 @@ export class VenueMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.attempts = new Counter({ name: 'ingest_venue_reconciles_total', help: 'HTTP reconcile attempts by kind (diff, replay, reassert) and outcome', labelNames: ['venue', 'kind', 'outcome'], registers });
-    this.skipped = new Counter({ name: 'ingest_venue_reassert_skipped_total', help: 'Re-assert ticks skipped because the session’s previous attempt was still running', labelNames: ['venue'], registers });
-    this.stale = new Counter({ name: 'ingest_venue_stale_answers_total', help: 'Answers dropped because their attempt had been concluded or replaced', labelNames: ['venue'], registers });
-    this.payloads = new Counter({ name: 'ingest_venue_payloads_total', help: 'Payloads received, by kind and whether the symbol is wanted', labelNames: ['venue', 'kind', 'wanted'], registers });
-    this.garbage = new Counter({ name: 'ingest_venue_garbage_total', help: 'MQTT payloads refused by the schema', labelNames: ['venue'], registers });
-    this.dropped = new Counter({ name: 'ingest_venue_dropped_total', help: 'Payloads dropped oldest-first while Redis refused writes', labelNames: ['venue'], registers });
-    this.noticeFailures = new Counter({ name: 'ingest_venue_notice_write_failures_total', help: 'Notices the control stream did not take', labelNames: ['venue'], registers });
-    this.notices = new Counter({ name: 'ingest_venue_notices_total', help: 'Notices emitted, by type', labelNames: ['venue', 'type'], registers });
+    this.attempts = new Counter({
+      name: 'ingest_venue_reconciles_total',
+      help: 'HTTP reconcile attempts by kind (diff, replay, reassert) and outcome',
+      labelNames: ['venue', 'kind', 'outcome'],
+      registers,
+    });
+    this.skipped = new Counter({
+      name: 'ingest_venue_reassert_skipped_total',
+      help: 'Re-assert ticks skipped because the session’s previous attempt was still running',
+      labelNames: ['venue'],
+      registers,
+    });
+    this.stale = new Counter({
+      name: 'ingest_venue_stale_answers_total',
+      help: 'Answers dropped because their attempt had been concluded or replaced',
+      labelNames: ['venue'],
+      registers,
+    });
+    this.payloads = new Counter({
+      name: 'ingest_venue_payloads_total',
+      help: 'Payloads received, by kind and whether the symbol is wanted',
+      labelNames: ['venue', 'kind', 'wanted'],
+      registers,
+    });
+    this.garbage = new Counter({
+      name: 'ingest_venue_garbage_total',
+      help: 'MQTT payloads refused by the schema',
+      labelNames: ['venue'],
+      registers,
+    });
+    this.dropped = new Counter({
+      name: 'ingest_venue_dropped_total',
+      help: 'Payloads dropped oldest-first while Redis refused writes',
+      labelNames: ['venue'],
+      registers,
+    });
+    this.noticeFailures = new Counter({
+      name: 'ingest_venue_notice_write_failures_total',
+      help: 'Notices the control stream did not take',
+      labelNames: ['venue'],
+      registers,
+    });
+    this.notices = new Counter({
+      name: 'ingest_venue_notices_total',
+      help: 'Notices emitted, by type',
+      labelNames: ['venue', 'type'],
+      registers,
+    });
     const feeds = this.feeds;
     new Gauge({
       name: 'ingest_venue_coverage',

@@ -33,7 +33,12 @@ async function startBroker(options: AedesOptions = {}): Promise<Broker> {
   const aedes = await Aedes.createBroker({
     ...options,
     preConnect: (client, packet, done) => {
-      connects.push({ clientId: packet.clientId, username: packet.username, clean: packet.clean === true, protocolVersion: packet.protocolVersion ?? 0 });
+      connects.push({
+        clientId: packet.clientId,
+        username: packet.username,
+        clean: packet.clean === true,
+        protocolVersion: packet.protocolVersion ?? 0,
+      });
       done(null, true);
     },
   });
@@ -54,7 +59,9 @@ async function startBroker(options: AedesOptions = {}): Promise<Broker> {
         const client = clients.get(clientId);
         if (client === undefined) return reject(new Error(`${clientId} not connected`));
         // Straight to that one client, as the venue does: the session never MQTT-subscribes.
-        client.publish({ cmd: 'publish', topic, payload: Buffer.from(payload), qos: 0, retain: false, dup: false }, (e) => (e ? reject(e) : resolve()));
+        client.publish({ cmd: 'publish', topic, payload: Buffer.from(payload), qos: 0, retain: false, dup: false }, (e) =>
+          e ? reject(e) : resolve(),
+        );
       }),
     close: async () => {
       server.close();
@@ -97,7 +104,8 @@ function session(url: string, overrides: Partial<VenueSessionOptions> = {}): { s
   return { s, r };
 }
 
-const quote = (seq: number, symbol = 'BTC-USD') => JSON.stringify({ symbol, kind: 'quote', seq, ts: 1_732_970_000_000 + seq, bid: 1, ask: 2 });
+const quote = (seq: number, symbol = 'BTC-USD') =>
+  JSON.stringify({ symbol, kind: 'quote', seq, ts: 1_732_970_000_000 + seq, bid: 1, ask: 2 });
 const until = (what: string, check: () => boolean) => waitFor(check, { timeoutMs: 5_000, intervalMs: 5, message: what });
 
 describe('VenueSession', () => {
@@ -120,7 +128,12 @@ describe('VenueSession', () => {
     expect(r.payloads.map((p) => p.seq)).toEqual([1, 5]);
     expect(r.payloads[0]).toEqual({ symbol: 'BTC-USD', kind: 'quote', seq: 1, ts: 1_732_970_000_001, bid: 1, ask: 2 });
     expect(r.garbage.map((g) => g.topic)).toEqual(['quote/BTC-USD', 'quote/ETH-USD', 'trades/BTC-USD', 'quote/BTC-USD']);
-    expect(r.garbage.map((g) => g.why)).toEqual([expect.stringMatching(/not JSON/), expect.stringMatching(/disagrees/), expect.stringMatching(/topic/), expect.stringMatching(/shape/)]);
+    expect(r.garbage.map((g) => g.why)).toEqual([
+      expect.stringMatching(/not JSON/),
+      expect.stringMatching(/disagrees/),
+      expect.stringMatching(/topic/),
+      expect.stringMatching(/shape/),
+    ]);
     expect(s.counters).toMatchObject({ linkUps: 1, linkDowns: 0, payloads: 2, garbage: 4 });
     expect(s.connected).toBe(true);
   });

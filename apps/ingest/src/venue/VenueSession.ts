@@ -221,10 +221,13 @@ export class VenueSession {
   private scheduleRetry(): void {
     this.phase = 'backoff';
     const { baseMs, maxMs } = this.opts.backoff ?? { baseMs: 500, maxMs: 30_000 };
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      if (this.phase === 'backoff') this.dial();
-    }, backoffDelay(this.failures - 1, baseMs, maxMs));
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = undefined;
+        if (this.phase === 'backoff') this.dial();
+      },
+      backoffDelay(this.failures - 1, baseMs, maxMs),
+    );
   }
 
   private onMessage(topic: string, payload: Buffer): void {
@@ -247,7 +250,9 @@ export class VenueSession {
         this.opts.onCallbackError(hook, error);
       } catch (reportError) {
         // The reporter itself failed; a process warning is the last place this can still be seen.
-        process.emitWarning(`venue session ${this.opts.sessionId}: ${hook} threw (${errorMessage(error)}) and onCallbackError threw (${errorMessage(reportError)})`);
+        process.emitWarning(
+          `venue session ${this.opts.sessionId}: ${hook} threw (${errorMessage(error)}) and onCallbackError threw (${errorMessage(reportError)})`,
+        );
       }
     }
   }
@@ -258,7 +263,12 @@ function classify(error: Error): VenueLinkError {
     const returnCode = error.code;
     // 3 (server unavailable) and 5 (session limit) can clear on their own; a bad key or protocol will not.
     const retryable = returnCode === 3 || returnCode === 5;
-    return { code: 'refused', retryable, returnCode, message: `CONNACK refused: ${refusedText[returnCode] ?? `return code ${returnCode}`}` };
+    return {
+      code: 'refused',
+      retryable,
+      returnCode,
+      message: `CONNACK refused: ${refusedText[returnCode] ?? `return code ${returnCode}`}`,
+    };
   }
   return { code: 'transport', retryable: true, message: errorMessage(error) };
 }

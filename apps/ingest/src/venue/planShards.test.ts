@@ -197,7 +197,8 @@ describe('planShards', () => {
           const home = shardOf(prev).get(op.symbol);
           for (const before of prev.shards) {
             const after = plan.shards.find((s) => s.index === before.index);
-            if (before.index !== home && JSON.stringify(after) !== JSON.stringify(before)) violations.push(`remove touched shard ${before.index}`);
+            if (before.index !== home && JSON.stringify(after) !== JSON.stringify(before))
+              violations.push(`remove touched shard ${before.index}`);
           }
         }
         expect(violations, `seed ${seed} step ${step}`).toEqual([]);

@@ -36,7 +36,8 @@ export interface ShardPlan {
  */
 export function planShards({ shards, wanted, maxShards, defaultCapacity }: ShardPlanInput): ShardPlan {
   // A shard opened with no room would be a session holding nothing; refuse the configuration instead.
-  if (!Number.isInteger(defaultCapacity) || defaultCapacity < 1) throw new RangeError(`defaultCapacity must be a positive integer, got ${defaultCapacity}`);
+  if (!Number.isInteger(defaultCapacity) || defaultCapacity < 1)
+    throw new RangeError(`defaultCapacity must be a positive integer, got ${defaultCapacity}`);
   if (!Number.isInteger(maxShards) || maxShards < 0) throw new RangeError(`maxShards must be a non-negative integer, got ${maxShards}`);
   const wantedSet = new Set(wanted);
   const assigned = new Set<string>();

@@ -25,16 +25,25 @@ export const venueSchema = z
     reassertIntervalMs: z.number().int().min(100).max(3_600_000).default(60_000),
     reconcileTimeoutMs: z.number().int().min(100).max(600_000).default(60_000),
     callTimeoutMs: z.number().int().min(100).max(600_000).default(15_000),
-    rejectedSymbolTtlMs: z.number().int().min(1_000).max(30 * 86_400_000).default(86_400_000),
+    rejectedSymbolTtlMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(30 * 86_400_000)
+      .default(86_400_000),
     coverageStaleMs: z.number().int().min(100).max(3_600_000).default(30_000),
     connectTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
-    rateLimit: z.object({ perSecond: z.number().positive().max(10_000), burst: z.number().int().min(1).max(10_000) }).default({ perSecond: 10, burst: 10 }),
+    rateLimit: z
+      .object({ perSecond: z.number().positive().max(10_000), burst: z.number().int().min(1).max(10_000) })
+      .default({ perSecond: 10, burst: 10 }),
     maxBufferPerSymbol: z.number().int().min(1).max(1_000_000).default(10_000),
   })
   .superRefine((v, ctx) => {
-    if (new Set(v.symbols).size !== v.symbols.length) ctx.addIssue({ code: 'custom', path: ['symbols'], message: 'symbols must be unique' });
+    if (new Set(v.symbols).size !== v.symbols.length)
+      ctx.addIssue({ code: 'custom', path: ['symbols'], message: 'symbols must be unique' });
     for (const kind of v.declaredKinds ?? []) {
-      if (!v.kinds.includes(kind)) ctx.addIssue({ code: 'custom', path: ['declaredKinds'], message: `declares "${kind}", which is not asked for in kinds` });
+      if (!v.kinds.includes(kind))
+        ctx.addIssue({ code: 'custom', path: ['declaredKinds'], message: `declares "${kind}", which is not asked for in kinds` });
     }
   });
 

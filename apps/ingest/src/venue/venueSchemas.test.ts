@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { parseVenuePublish, parseVenueTopic, subTypeOf, venueKinds, venueRefusalCodes, venueRefusalSchema, venueSymbolSchema } from './venueSchemas.js';
+import {
+  parseVenuePublish,
+  parseVenueTopic,
+  subTypeOf,
+  venueKinds,
+  venueRefusalCodes,
+  venueRefusalSchema,
+  venueSymbolSchema,
+} from './venueSchemas.js';
 
 describe('venueSymbolSchema', () => {
   it.each(['BTC-USD', 'AAPL', 'A', 'ABCDEFGHIJKL-ABCDEFGH', 'BRK2'])('accepts %s', (s) => {

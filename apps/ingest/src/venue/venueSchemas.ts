@@ -83,7 +83,10 @@ export function parseVenuePublish(topic: string, body: string): PayloadParse {
   const parsed = venuePayloadSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { ok: false, why: `payload shape: ${issue === undefined ? 'invalid' : `${issue.path.join('.') || '(root)'}: ${issue.message}`}` };
+    return {
+      ok: false,
+      why: `payload shape: ${issue === undefined ? 'invalid' : `${issue.path.join('.') || '(root)'}: ${issue.message}`}`,
+    };
   }
   if (parsed.data.kind !== route.kind || parsed.data.symbol !== route.symbol) {
     return { ok: false, why: `topic ${topic} disagrees with payload ${parsed.data.kind}/${parsed.data.symbol}` };

@@ -170,10 +170,7 @@ export class CatchUpGroup {
     // Everything up to the live cursor is known to have been in this page when: the page went
     // past the cursor (it is contiguous), or ended exactly on it, or was short while the cursor
     // did not move during the read (entries the reader published meanwhile may postdate the read).
-    const covered =
-      beyondCursor ||
-      (last !== undefined && last.id === cursor) ||
-      (page.length < host.pageSize && cursor === cursorBefore);
+    const covered = beyondCursor || (last !== undefined && last.id === cursor) || (page.length < host.pageSize && cursor === cursorBefore);
 
     for (const sub of aligned) {
       if (!this.members.has(sub)) continue;

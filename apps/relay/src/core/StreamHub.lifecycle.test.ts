@@ -46,9 +46,13 @@ describe('StreamHub lifecycle', () => {
     const { source, hub, connect, metrics } = hubFixture();
     source.append(1);
     const original = source.inspect.bind(source);
-    source.inspect = () => Promise.resolve({ ok: false, error: { code: 'source_unavailable', retryable: true, message: 'connection lost' } });
+    source.inspect = () =>
+      Promise.resolve({ ok: false, error: { code: 'source_unavailable', retryable: true, message: 'connection lost' } });
     const failed = await hub.subscribe(connect(), 'a', 'st', undefined, 0, ended).started;
-    expect(failed).toEqual({ ok: false, error: { code: 'stream_unavailable', retryable: true, message: 'stream cannot be read: connection lost' } });
+    expect(failed).toEqual({
+      ok: false,
+      error: { code: 'stream_unavailable', retryable: true, message: 'stream cannot be read: connection lost' },
+    });
     expect(metrics.calls).toEqual(['sourceError:xinfo']);
     expect(hub.streamCount).toBe(0);
     source.inspect = original;
@@ -60,9 +64,13 @@ describe('StreamHub lifecycle', () => {
     source.append(3);
     const live = connect();
     await hub.subscribe(live, 'a', 'st', undefined, 0, ended).started;
-    source.inspect = () => Promise.resolve({ ok: false, error: { code: 'source_unavailable', retryable: true, message: 'connection lost' } });
+    source.inspect = () =>
+      Promise.resolve({ ok: false, error: { code: 'source_unavailable', retryable: true, message: 'connection lost' } });
     const resumed = connect();
-    expect(await hub.subscribe(resumed, 'b', 'st', '1-0', 0, ended).started).toMatchObject({ ok: false, error: { code: 'stream_unavailable' } });
+    expect(await hub.subscribe(resumed, 'b', 'st', '1-0', 0, ended).started).toMatchObject({
+      ok: false,
+      error: { code: 'stream_unavailable' },
+    });
     expect(metrics.calls).toContain('sourceError:xinfo');
     source.append(1);
     source.read();
@@ -82,7 +90,10 @@ describe('StreamHub lifecycle', () => {
     await untilSettled(() => source.inspectCalls === 2);
     hub.unsubscribe(sub);
     release();
-    expect(await withDeadline(sub.started, 2_000, 'cancelled resume never settled')).toMatchObject({ ok: false, error: { code: 'unknown_subscription' } });
+    expect(await withDeadline(sub.started, 2_000, 'cancelled resume never settled')).toMatchObject({
+      ok: false,
+      error: { code: 'unknown_subscription' },
+    });
     expect(c.frames).toEqual([]);
   });
 

@@ -11,7 +11,9 @@ import type { HubTestConnection } from '../testing/hubFixture.js';
 function afterReset(c: HubTestConnection): string[] {
   const at = c.frames.findIndex((f) => f.op === 'stream_reset');
   if (at < 0) return [];
-  return c.frames.slice(at).map((f) => (f.op === 'event' || f.op === 'malformed' ? (f.id ?? '?') : f.op === 'stream_reset' ? `reset@${f.position}` : f.op));
+  return c.frames
+    .slice(at)
+    .map((f) => (f.op === 'event' || f.op === 'malformed' ? (f.id ?? '?') : f.op === 'stream_reset' ? `reset@${f.position}` : f.op));
 }
 
 describe('StreamHub on a recreated stream', () => {
@@ -144,7 +146,9 @@ describe('StreamHub on entries the source could not read faithfully', () => {
     const late = connect();
     await hub.subscribe(late, 'c', 'st', '1-0', 0, ended).started;
     await untilSettled(() => late.ops().includes('live'));
-    expect(late.frames.filter((f) => f.op === 'malformed')).toEqual([{ op: 'malformed', stream: 'st', id: '2-0', reason: 'field "data" is not valid UTF-8' }]);
+    expect(late.frames.filter((f) => f.op === 'malformed')).toEqual([
+      { op: 'malformed', stream: 'st', id: '2-0', reason: 'field "data" is not valid UTF-8' },
+    ]);
     expect(late.ids()).toEqual(['2-0', '3-0']);
     expect(metrics.calls.filter((m) => m === 'malformedEntry')).toHaveLength(2);
   });

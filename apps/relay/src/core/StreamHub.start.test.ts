@@ -11,13 +11,18 @@ describe('StreamHub start failures', () => {
     source.rejectNextInspect = true;
     const first = connect();
     const failed = await withDeadline(hub.subscribe(first, 'a', 'st', undefined, 0, ended).started, 2_000, 'start never settled');
-    expect(failed).toEqual({ ok: false, error: { code: 'stream_unavailable', retryable: true, message: 'stream cannot be read: client library failed' } });
+    expect(failed).toEqual({
+      ok: false,
+      error: { code: 'stream_unavailable', retryable: true, message: 'stream cannot be read: client library failed' },
+    });
     expect(metrics.calls).toContain('sourceError:start');
     expect(first.frames).toEqual([]);
     expect(hub.streamCount).toBe(0);
 
     const second = connect();
-    expect(await withDeadline(hub.subscribe(second, 'b', 'st', undefined, 0, ended).started, 2_000, 'retry never settled')).toEqual({ ok: true });
+    expect(await withDeadline(hub.subscribe(second, 'b', 'st', undefined, 0, ended).started, 2_000, 'retry never settled')).toEqual({
+      ok: true,
+    });
     source.append(1);
     source.read();
     expect(second.ops()).toEqual(['subscribed', 'live', 'event']);

@@ -50,7 +50,10 @@ describe('StreamHub', () => {
     // Paused catch-ups look again every few milliseconds; each drain lets three more through.
     for (let round = 0; round < 20 && !slow.ops().includes('live'); round++) {
       slow.buffered = 0;
-      await waitFor(() => slow.buffered > 250 || slow.ops().includes('live'), { timeoutMs: 2_000, message: 'a drained socket got nothing more' });
+      await waitFor(() => slow.buffered > 250 || slow.ops().includes('live'), {
+        timeoutMs: 2_000,
+        message: 'a drained socket got nothing more',
+      });
     }
     expect(slow.seqs()).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(slow.ops()).toContain('live');
@@ -167,4 +170,3 @@ describe('StreamHub', () => {
     expect(c.frames).toEqual([]);
   });
 });
-

@@ -17,12 +17,20 @@ describe('DemandReporter', () => {
           sink: { heartbeat: (streams, ttlMs) => Promise.resolve(void beats.push({ target: 'a', streams, ttlMs })) },
         },
         { target: 'b', streams: () => ['evm:other'], sink: { heartbeat: () => Promise.reject(new Error('down')) } },
-        { target: 'c', streams: () => ['demo:only'], sink: { heartbeat: (streams, ttlMs) => Promise.resolve(void beats.push({ target: 'c', streams, ttlMs })) } },
+        {
+          target: 'c',
+          streams: () => ['demo:only'],
+          sink: { heartbeat: (streams, ttlMs) => Promise.resolve(void beats.push({ target: 'c', streams, ttlMs })) },
+        },
       ],
     });
     await reporter.report();
     reporter.close();
-    expect(beats.filter((b) => b.target === 'a').at(-1)).toEqual({ target: 'a', streams: ['evm:eth:heads', 'evm:eth:logs'], ttlMs: 15_000 });
+    expect(beats.filter((b) => b.target === 'a').at(-1)).toEqual({
+      target: 'a',
+      streams: ['evm:eth:heads', 'evm:eth:logs'],
+      ttlMs: 15_000,
+    });
     expect(beats.some((b) => b.target === 'c')).toBe(false);
     expect(errors).toContain('b');
   });

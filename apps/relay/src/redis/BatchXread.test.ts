@@ -40,7 +40,9 @@ describe('BatchXread', () => {
     expect(asText(written[1])).toContain('$2\r\ns1\r\n$2\r\ns2\r\n$3\r\n1-1\r\n$3\r\n2-5\r\n');
     xread.setKeys(['s2'] as StreamName[]);
     await xread.send(connection, ['2-6'] as StreamId[]);
-    expect(asText(written[2])).toBe('*8\r\n$5\r\nXREAD\r\n$5\r\nCOUNT\r\n$2\r\n10\r\n$5\r\nBLOCK\r\n$3\r\n100\r\n$7\r\nSTREAMS\r\n$2\r\ns2\r\n$3\r\n2-6\r\n');
+    expect(asText(written[2])).toBe(
+      '*8\r\n$5\r\nXREAD\r\n$5\r\nCOUNT\r\n$2\r\n10\r\n$5\r\nBLOCK\r\n$3\r\n100\r\n$7\r\nSTREAMS\r\n$2\r\ns2\r\n$3\r\n2-6\r\n',
+    );
     expect(xread.streams).toEqual(['s2']);
   });
 

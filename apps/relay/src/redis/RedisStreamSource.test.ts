@@ -21,7 +21,8 @@ function source(blockMs: number) {
     testSourceOptions(redis.url, 'source-test', {
       blockMs,
       listener: {
-        entries: (stream: string, entries: readonly StreamEntry[]) => got.set(stream, [...(got.get(stream) ?? []), ...entries.map((e) => e.id)]),
+        entries: (stream: string, entries: readonly StreamEntry[]) =>
+          got.set(stream, [...(got.get(stream) ?? []), ...entries.map((e) => e.id)]),
         failed: (stream, error) => failed.push([stream, error]),
         reset: () => undefined,
       },
@@ -57,7 +58,10 @@ describe('RedisStreamSource', () => {
       await waitFor(() => src.healthy, { timeoutMs: 5_000, message: 'source stayed unhealthy after Redis resumed' });
       expect(reconnects).toEqual([]);
       await frozen.client().call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
-      await waitFor(() => reconnects.includes('command') && reconnects.includes('reader'), { timeoutMs: 10_000, message: 'reconnects were not reported' });
+      await waitFor(() => reconnects.includes('command') && reconnects.includes('reader'), {
+        timeoutMs: 10_000,
+        message: 'reconnects were not reported',
+      });
     } finally {
       await src.close();
     }
@@ -90,7 +94,10 @@ describe('RedisStreamSource', () => {
       await waitFor(() => got.get('kill-a')?.includes(before) === true, { timeoutMs: 10_000, message: 'reader never resumed' });
       src.watch('kill-b', '0-0');
       const id = await r.xadd('kill-b', '*', 'data', '1');
-      await waitFor(() => got.get('kill-b')?.[0] === id, { timeoutMs: 3_000, message: 'stale CLIENT ID: new stream waited for the block timeout' });
+      await waitFor(() => got.get('kill-b')?.[0] === id, {
+        timeoutMs: 3_000,
+        message: 'stale CLIENT ID: new stream waited for the block timeout',
+      });
     } finally {
       await src.close();
     }

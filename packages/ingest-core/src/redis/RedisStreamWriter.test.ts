@@ -31,11 +31,17 @@ describe('the Redis write step, leases and demand (real redis-server)', () => {
     expect(second?.token).toBe(2);
     if (first === null || second === null) return;
     expect(await leases.renew(first, 'a', 10_000)).toBe(false);
-    const stale = await writer.write({ key: 's1', token: first.token }, { entries: [{ dedupeId: 'x', data: '{"n":1}' }], stateSet: { cp: 'stale' } });
+    const stale = await writer.write(
+      { key: 's1', token: first.token },
+      { entries: [{ dedupeId: 'x', data: '{"n":1}' }], stateSet: { cp: 'stale' } },
+    );
     expect(stale).toMatchObject({ ok: false, error: { code: 'fenced', retryable: false } });
     expect(await redis.xlen('s1')).toBe(0);
     expect(await redis.hget('t:{s1}:state', 'cp')).toBeNull();
-    const fresh = await writer.write({ key: 's1', token: second.token }, { entries: [{ dedupeId: 'x', data: '{"n":1}' }], stateSet: { cp: 'one' } });
+    const fresh = await writer.write(
+      { key: 's1', token: second.token },
+      { entries: [{ dedupeId: 'x', data: '{"n":1}' }], stateSet: { cp: 'one' } },
+    );
     expect(fresh).toMatchObject({ ok: true, written: 1, duplicates: 0 });
     expect(await leases.renew(second, 'b', 10_000)).toBe(true);
   });
@@ -46,7 +52,10 @@ describe('the Redis write step, leases and demand (real redis-server)', () => {
     const fence = { key: 's2', token: lease.token };
     await writer.write(fence, { entries: [{ dedupeId: 'a', data: '1' }], stateSet: { cp: '1', 'b:1': 'x' } });
     const again = await writer.write(fence, {
-      entries: [{ dedupeId: 'a', data: '1' }, { dedupeId: 'b', data: '2' }],
+      entries: [
+        { dedupeId: 'a', data: '1' },
+        { dedupeId: 'b', data: '2' },
+      ],
       stateSet: { cp: '2' },
       stateDel: ['b:1'],
     });
@@ -62,7 +71,10 @@ describe('the Redis write step, leases and demand (real redis-server)', () => {
     await redis.set('s3', 'a string');
     const lease = await leases.acquire('s3', 'a', 10_000);
     if (lease === null) throw new Error('no lease');
-    const outcome = await writer.write({ key: 's3', token: lease.token }, { entries: [{ dedupeId: 'a', data: '1' }], stateSet: { cp: '1' } });
+    const outcome = await writer.write(
+      { key: 's3', token: lease.token },
+      { entries: [{ dedupeId: 'a', data: '1' }], stateSet: { cp: '1' } },
+    );
     expect(outcome).toMatchObject({ ok: false, error: { code: 'wrong_type' } });
     expect(await redis.exists('t:{s3}:d:a')).toBe(0);
     expect(await redis.hget('t:{s3}:state', 'cp')).toBeNull();

@@ -26,7 +26,10 @@ export interface TestSession {
 
 /** An MQTT CONNECT refused by the venue: `code` is the CONNACK return code. */
 export class ConnackRefused extends Error {
-  constructor(readonly code: number | undefined, message: string) {
+  constructor(
+    readonly code: number | undefined,
+    message: string,
+  ) {
     super(message);
   }
 }

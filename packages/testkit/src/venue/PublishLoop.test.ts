@@ -71,9 +71,15 @@ describe('PublishLoop', () => {
     const loop = new PublishLoop({ intervalMs: 50, kinds: VENUE_KINDS, sessions: () => sessions });
     loop.round();
     loop.round();
-    expect(a.frames().map((f) => [f.topic, seqOf(f)])).toEqual([['quote/AAPL', 1], ['quote/AAPL', 2]]);
+    expect(a.frames().map((f) => [f.topic, seqOf(f)])).toEqual([
+      ['quote/AAPL', 1],
+      ['quote/AAPL', 2],
+    ]);
     expect(b.frames().map((f) => [f.topic, seqOf(f)])).toEqual([
-      ['quote/AAPL', 1], ['quote/MSFT', 1], ['quote/AAPL', 2], ['quote/MSFT', 2],
+      ['quote/AAPL', 1],
+      ['quote/MSFT', 1],
+      ['quote/AAPL', 2],
+      ['quote/MSFT', 2],
     ]);
     // One write per session per round.
     expect(b.writes).toHaveLength(2);
@@ -134,12 +140,19 @@ describe('PublishLoop against a client that stops reading', () => {
     try {
       await waitFor(() => venue.session('slow') !== undefined, { timeoutMs: 5_000, message: 'raw session registered' });
       const symbols = Array.from({ length: 500 }, (_, i) => `SYM${i}`);
-      const answer = await postJson(`${venue.httpUrl}/v1/market-data/subscribe`, { session_id: 'slow', symbols, sub_types: ['SNAPSHOT', 'QUOTE', 'TICK'] }, 'sim-app-key');
+      const answer = await postJson(
+        `${venue.httpUrl}/v1/market-data/subscribe`,
+        { session_id: 'slow', symbols, sub_types: ['SNAPSHOT', 'QUOTE', 'TICK'] },
+        'sim-app-key',
+      );
       expect(answer.status).toBe(200);
       await waitFor(() => venue.published().skippedBackpressure > 0, { timeoutMs: 15_000, message: 'venue skipped the full socket' });
       const sentWhileFull = venue.published().bySession.slow ?? 0;
       socket.resume();
-      await waitFor(() => (venue.published().bySession.slow ?? 0) > sentWhileFull, { timeoutMs: 10_000, message: 'publishing resumed after drain' });
+      await waitFor(() => (venue.published().bySession.slow ?? 0) > sentWhileFull, {
+        timeoutMs: 10_000,
+        message: 'publishing resumed after drain',
+      });
     } finally {
       socket.destroy();
     }

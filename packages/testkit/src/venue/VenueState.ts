@@ -84,7 +84,8 @@ export class VenueState {
   /** `stated`: the limit the venue names in its refusals, when it enforces less than it says. */
   setSymbolCeiling(limit: number, stated?: number): void {
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`symbol ceiling must be an integer >= 0, got ${limit}`);
-    if (stated !== undefined && (!Number.isInteger(stated) || stated < 0)) throw new RangeError(`stated ceiling must be an integer >= 0, got ${stated}`);
+    if (stated !== undefined && (!Number.isInteger(stated) || stated < 0))
+      throw new RangeError(`stated ceiling must be an integer >= 0, got ${stated}`);
     this.ceiling = limit;
     this.stated = stated;
   }
@@ -103,7 +104,8 @@ export class VenueState {
 
   failNextCalls(count: number, status = 503): void {
     if (!Number.isInteger(count) || count < 0) throw new RangeError(`failNextCalls count must be an integer >= 0, got ${count}`);
-    if (!Number.isInteger(status) || status < 400 || status > 599) throw new RangeError(`failNextCalls status must be 400..599, got ${status}`);
+    if (!Number.isInteger(status) || status < 400 || status > 599)
+      throw new RangeError(`failNextCalls status must be 400..599, got ${status}`);
     this.failures = { remaining: count, status };
   }
 

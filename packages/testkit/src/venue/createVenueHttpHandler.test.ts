@@ -25,7 +25,14 @@ describe('venue HTTP: subscribe rules', () => {
     expect(await subscribe(venue, batch('s1', ['AAPL']), 'nobody')).toEqual({ status: 401, body: { code: 'INVALID_APP_KEY' } });
     expect(await subscribe(venue, batch('s1', ['AAPL']), null)).toEqual({ status: 401, body: { code: 'INVALID_APP_KEY' } });
     const [first] = venue.calls();
-    expect(first).toMatchObject({ op: 'subscribe', appKey: 'nobody', sessionId: 's1', symbols: ['AAPL'], status: 401, code: 'INVALID_APP_KEY' });
+    expect(first).toMatchObject({
+      op: 'subscribe',
+      appKey: 'nobody',
+      sessionId: 's1',
+      symbols: ['AAPL'],
+      status: 401,
+      code: 'INVALID_APP_KEY',
+    });
     expect(first?.answeredAt).toBeGreaterThanOrEqual(first?.receivedAt ?? Infinity);
     expect(symbolsOf(venue, 's1')).toEqual([]);
   });
@@ -35,7 +42,10 @@ describe('venue HTTP: subscribe rules', () => {
     await open(venue, 'theirs', 'other-key');
     expect(await subscribe(venue, batch('ghost', ['AAPL']))).toEqual({ status: 400, body: { code: 'INVALID_SESSION' } });
     expect(await subscribe(venue, batch('theirs', ['AAPL']))).toEqual({ status: 400, body: { code: 'INVALID_SESSION' } });
-    expect(await unsubscribe(venue, { session_id: 'ghost', symbols: ['AAPL'] })).toMatchObject({ status: 400, body: { code: 'INVALID_SESSION' } });
+    expect(await unsubscribe(venue, { session_id: 'ghost', symbols: ['AAPL'] })).toMatchObject({
+      status: 400,
+      body: { code: 'INVALID_SESSION' },
+    });
   });
 
   it('refuses a whole batch with INVALID_SYMBOL naming only the unknown ones, until they are listed', async () => {
@@ -57,12 +67,18 @@ describe('venue HTTP: subscribe rules', () => {
     expect(await subscribe(venue, batch('s1', hundred.slice(0, 60)))).toMatchObject({ status: 200 });
     // Re-asking for held symbols, or for other kinds of them, adds nothing to the count.
     expect(await subscribe(venue, batch('s1', hundred, ['QUOTE']))).toMatchObject({ status: 200 });
-    expect(await subscribe(venue, batch('s1', ['S0', 'EXTRA']))).toEqual({ status: 400, body: { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: 100 } });
+    expect(await subscribe(venue, batch('s1', ['S0', 'EXTRA']))).toEqual({
+      status: 400,
+      body: { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: 100 },
+    });
     expect(symbolsOf(venue, 's1')).toHaveLength(100);
 
     await open(venue, 's2');
     venue.setSymbolCeiling(2);
-    expect(await subscribe(venue, batch('s2', ['A', 'B', 'C']))).toEqual({ status: 400, body: { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: 2 } });
+    expect(await subscribe(venue, batch('s2', ['A', 'B', 'C']))).toEqual({
+      status: 400,
+      body: { code: 'TOO_MANY_SYMBOLS_SUBSCRIPTION', limit: 2 },
+    });
     expect(symbolsOf(venue, 's2')).toEqual([]);
     expect(await subscribe(venue, batch('s2', ['A', 'B']))).toMatchObject({ status: 200 });
   });
@@ -76,7 +92,10 @@ describe('venue HTTP: subscribe rules', () => {
       { symbol: 'AAPL', kinds: ['snapshot', 'quote'] },
       { symbol: 'MSFT', kinds: ['snapshot'] },
     ]);
-    expect(await unsubscribe(venue, { session_id: 's1', symbols: ['AAPL', 'NEVER'], sub_types: ['SNAPSHOT'] })).toEqual({ status: 200, body: { ok: true } });
+    expect(await unsubscribe(venue, { session_id: 's1', symbols: ['AAPL', 'NEVER'], sub_types: ['SNAPSHOT'] })).toEqual({
+      status: 200,
+      body: { ok: true },
+    });
     expect(await unsubscribe(venue, { session_id: 's1', symbols: ['MSFT'] })).toMatchObject({ status: 200 });
     expect(venue.session('s1')?.subscribed).toEqual([{ symbol: 'AAPL', kinds: ['quote'] }]);
   });

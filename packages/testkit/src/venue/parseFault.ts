@@ -52,7 +52,8 @@ export function parseFault(body: unknown): ParsedFault {
     case 'setResponseDelay': {
       const { ms, op } = body;
       if (!isCount(ms, 0, MAX_DELAY_MS)) return refuse('ms', `ms must be an integer from 0 to ${MAX_DELAY_MS}`);
-      if (op !== undefined && op !== 'subscribe' && op !== 'unsubscribe') return refuse('op', 'op must be "subscribe" or "unsubscribe" when given');
+      if (op !== undefined && op !== 'subscribe' && op !== 'unsubscribe')
+        return refuse('op', 'op must be "subscribe" or "unsubscribe" when given');
       return { ok: true, fault: op === undefined ? { fault, ms } : { fault, ms, op } };
     }
     case 'setConnackDelay': {

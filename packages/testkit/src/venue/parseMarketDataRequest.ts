@@ -10,8 +10,7 @@ export interface MarketDataRequest {
 }
 
 export type ParsedMarketDataRequest =
-  | { ok: true; request: MarketDataRequest }
-  | { ok: false; field: string; message: string; partial: Partial<MarketDataRequest> };
+  { ok: true; request: MarketDataRequest } | { ok: false; field: string; message: string; partial: Partial<MarketDataRequest> };
 
 /** Far above any real batch (the venue caps a session at 100 symbols); keeps a runaway list cheap to refuse. */
 const MAX_SYMBOLS_PER_CALL = 1_000;

@@ -53,7 +53,13 @@ describe('startVenueSim: sessions', () => {
     // Reusing a live client id replaces that connection (standard MQTT), so it is not a 6th.
     await open(venue, 'a');
     await waitFor(() => five[0]?.closed() === true, { timeoutMs: 5_000, message: 'taken-over connection closed' });
-    expect(venue.sessions().filter((s) => s.appKey === KEY).map((s) => s.id).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(
+      venue
+        .sessions()
+        .filter((s) => s.appKey === KEY)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(['a', 'b', 'c', 'd', 'e']);
     await five[1]?.end();
     await waitFor(() => venue.session('b') === undefined, { timeoutMs: 5_000, message: 'b forgotten' });
     await open(venue, 'f');
@@ -113,14 +119,19 @@ describe('startVenueSim: data', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(btcQuotes[0]).toMatchObject({ symbol: 'BTC-USD', kind: 'quote' });
     expect(typesOf(btcQuotes[0], 'bid', 'ask', 'ts')).toEqual(['number', 'number', 'number']);
-    expect(typesOf(s1.received.find((p) => p.kind === 'snapshot'), 'price')).toEqual(['number']);
+    expect(
+      typesOf(
+        s1.received.find((p) => p.kind === 'snapshot'),
+        'price',
+      ),
+    ).toEqual(['number']);
     expect(s2.received[0]).toMatchObject({ symbol: 'ETH-USD', kind: 'tick' });
     expect(typesOf(s2.received[0], 'price', 'size')).toEqual(['number', 'number']);
     expect(s1.garbage).toEqual([]);
     expect(venue.published().bySession.s1).toBeGreaterThan(0);
   });
 
-  it('continues a symbol\'s seq when it moves to another session', async () => {
+  it("continues a symbol's seq when it moves to another session", async () => {
     await using venue = await startVenueSim({ publishIntervalMs: 20 });
     const s1 = await open(venue, 's1');
     const s2 = await open(venue, 's2');

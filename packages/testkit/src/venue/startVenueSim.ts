@@ -81,7 +81,8 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
   if (appKeyList.length === 0) throw new RangeError('startVenueSim needs at least one app key');
   const appKeys = new Set(appKeyList);
   const sessionsPerKey = options.sessionsPerKey ?? 5;
-  if (!Number.isInteger(sessionsPerKey) || sessionsPerKey < 1) throw new RangeError(`sessionsPerKey must be an integer >= 1, got ${sessionsPerKey}`);
+  if (!Number.isInteger(sessionsPerKey) || sessionsPerKey < 1)
+    throw new RangeError(`sessionsPerKey must be an integer >= 1, got ${sessionsPerKey}`);
   const state = new VenueState({
     symbolCeiling: options.symbolCeiling ?? 100,
     unknownSymbols: options.unknownSymbols ?? [],
