@@ -8,8 +8,8 @@ import { normalizeRedisTarget } from '@streamgate/protocol';
 import { ingestConfigSchema } from '@streamgate/ingest';
 import { parseRelayConfig, relayConfigSchema } from '@streamgate/relay';
 import { named, ofKind } from './loadManifests.js';
-import { APPS, containerOf, overlays, podSpecOf, renderOverlay } from './renderOverlay.js';
-import type { RenderedOverlay } from './renderOverlay.js';
+import { APPS, containerOf, overlays, podSpecOf, loadOverlay } from './loadOverlay.js';
+import type { RenderedOverlay } from './loadOverlay.js';
 import { resolveEnv } from './resolveEnv.js';
 import type { ResolvedEnv } from './resolveEnv.js';
 
@@ -67,7 +67,7 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     return env;
   };
   beforeAll(() => {
-    rendered = renderOverlay(overlay.name);
+    rendered = loadOverlay(overlay.name);
   });
 
   it("boots: each app's config schema accepts the environment the manifests give it", () => {

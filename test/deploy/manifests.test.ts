@@ -6,8 +6,8 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Secret, Service } from 'kubernetes-models/v1';
 import { named, ofKind } from './loadManifests.js';
-import { APPS, containerOf, deployDir, overlays, podSpecOf, renderOverlay } from './renderOverlay.js';
-import type { RenderedOverlay } from './renderOverlay.js';
+import { APPS, containerOf, deployDir, overlays, podSpecOf, loadOverlay } from './loadOverlay.js';
+import type { RenderedOverlay } from './loadOverlay.js';
 import { resolveEnv } from './resolveEnv.js';
 
 const intEnv = (values: Record<string, string>, name: string): number => {
@@ -43,14 +43,14 @@ it('commits no key material and no Secret anywhere under deploy/, referenced by 
   expect(offenders).toEqual([]);
 });
 
-describe.each(overlays)('deploy/overlays/$name', (overlay) => {
+describe.each(overlays)('deploy/overlays/$name, as committed in deploy/rendered/$name.yaml', (overlay) => {
   let rendered: RenderedOverlay;
   beforeAll(() => {
-    rendered = renderOverlay(overlay.name);
+    rendered = loadOverlay(overlay.name);
   });
   const deployments = (): Deployment[] => ofKind(rendered.manifests, Deployment);
 
-  it('renders, and every object validates offline against the Kubernetes API schemas', () => {
+  it('every object of the render validates offline against the Kubernetes API schemas', () => {
     expect(rendered.schemaErrors).toEqual([]);
     for (const app of APPS) expect(named(rendered.manifests, Deployment, app).metadata?.name).toBe(app);
     expect(named(rendered.manifests, Service, 'relay').spec?.selector).toEqual({ 'app.kubernetes.io/name': 'relay' });

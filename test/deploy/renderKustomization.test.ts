@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findRenderer, renderKustomization } from './renderKustomization.js';
+import { findRenderer, renderKustomization } from '../../scripts/renderKustomization.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'streamgate-kustomize-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -33,7 +33,9 @@ describe('renderKustomization', () => {
     expect(result.error.message).toContain('Kustomize Version: v2.0.3');
   });
 
-  it("reports kustomize's own error for a broken kustomization", () => {
+  // Needs a renderer to produce the error; without one, renderedManifests.test.ts prints why
+  // (this machine lacks kustomize/kubectl) and this test is skipped with it.
+  it.skipIf(!findRenderer().ok)("reports kustomize's own error for a broken kustomization (skipped when no renderer is on PATH)", () => {
     const broken = join(scratch, 'broken');
     mkdirSync(broken);
     writeFileSync(join(broken, 'kustomization.yaml'), 'resources:\n  - missing.yaml\n');

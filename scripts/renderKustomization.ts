@@ -37,8 +37,9 @@ function kustomizeMajor(versionText: string): number | null {
 
 /**
  * Picks the tool that renders the overlays: a standalone `kustomize` first (what CI images and
- * GitOps controllers run), else `kubectl kustomize`. Never falls back to skipping: a machine with
- * neither gets an error that says what to install.
+ * GitOps controllers run), else `kubectl kustomize`. A machine with neither, or with one too old,
+ * gets an error that says what to install; the caller decides what that means (the render script
+ * stops, the test comparing the committed renders skips that comparison and says why).
  */
 export function findRenderer(env: Env = process.env): FindRendererResult {
   const tried: string[] = [];

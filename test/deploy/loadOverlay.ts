@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@streamgate/testkit';
 import type { Deployment } from 'kubernetes-models/apps/v1';
@@ -5,7 +6,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { loadManifests } from './loadManifests.js';
 import type { Manifest } from './loadManifests.js';
-import { renderKustomization } from './renderKustomization.js';
+import { RENDER_COMMAND, renderedPath } from '../../scripts/renderOverlayFile.js';
 
 /** Every overlay under deploy/overlays, with what the tests expect of it. */
 export const overlays = [
@@ -19,12 +20,24 @@ export type RenderedOverlay = { yaml: string; manifests: Manifest[]; schemaError
 
 export const deployDir = (): string => join(repoRoot(), 'deploy');
 
-/** Renders an overlay with kustomize; throws (failing the suite) when it cannot, never skips. */
-export function renderOverlay(name: string): RenderedOverlay {
-  const rendered = renderKustomization(join(deployDir(), 'overlays', name));
-  if (!rendered.ok) throw new Error(`${rendered.error.code}: ${rendered.error.message}`);
-  const loaded = loadManifests(rendered.yaml);
-  return { yaml: rendered.yaml, manifests: loaded.manifests, schemaErrors: loaded.errors };
+/**
+ * An overlay as committed in deploy/rendered/, parsed and schema-checked. The tests read these
+ * files rather than render, so they need no kustomize; renderedManifests.test.ts checks the files
+ * equal a fresh render wherever a renderer is on PATH.
+ */
+export function loadOverlay(name: string): RenderedOverlay {
+  const path = renderedPath(name);
+  let yaml: string;
+  try {
+    yaml = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `cannot read the committed render of deploy/overlays/${name} (${reason}): run \`${RENDER_COMMAND}\` and commit deploy/rendered/`,
+    );
+  }
+  const loaded = loadManifests(yaml);
+  return { yaml, manifests: loaded.manifests, schemaErrors: loaded.errors };
 }
 
 export function podSpecOf(deployment: Deployment): IPodSpec {
