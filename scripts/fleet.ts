@@ -48,6 +48,7 @@ try {
     audience: 'streamgate-relay',
     redisUrl,
     signingKeys: JSON.stringify([key]),
+    env: { AUTH_DEMO_ROUTER: 'true' }, // the tail below asks the demo router for its token
     ...(process.env.FLEET_AUTH_PORT === undefined ? {} : { port: Number(process.env.FLEET_AUTH_PORT) }),
   });
   services.push(auth.service);

@@ -59,7 +59,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     audience: AUDIENCE,
     redisUrl: redis.url,
     signingKeys: JSON.stringify([signingKey]),
-    env: { NODE_ENV: 'test', ...options.authEnv },
+    env: { NODE_ENV: 'test', AUTH_DEMO_ROUTER: 'true', ...options.authEnv },
   });
   const relays: FleetRelay[] = [];
 

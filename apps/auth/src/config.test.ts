@@ -34,6 +34,9 @@ describe('parseAuthConfig', () => {
         redisUrl: 'redis://streams:6379/0',
         demandPrefixes: [],
         demandTtlMs: 30_000,
+        demoRouter: false,
+        cors: null,
+        exposeStackTraces: false,
         logLevel: 'info',
       },
     });
@@ -129,5 +132,48 @@ describe('parseAuthConfig', () => {
     expect(failure({ ...base, AUTH_SIGNING_KEYS: undefined, AUTH_DEV_GENERATE_KEYS: 'true', NODE_ENV: 'production' }).variable).toBe(
       'AUTH_DEV_GENERATE_KEYS',
     );
+  });
+
+  it('serves the demo router only when asked, and never in production', () => {
+    expect(parseAuthConfig({ ...base, AUTH_DEMO_ROUTER: 'true', NODE_ENV: 'test' })).toMatchObject({
+      ok: true,
+      config: { demoRouter: true },
+    });
+    expect(failure({ ...base, AUTH_DEMO_ROUTER: 'true', NODE_ENV: 'production' })).toMatchObject({
+      variable: 'AUTH_DEMO_ROUTER',
+      message: expect.stringMatching(/refused with NODE_ENV=production/) as string,
+    });
+    expect(parseAuthConfig({ ...base, AUTH_DEMO_ROUTER: 'false', NODE_ENV: 'production' }).ok).toBe(true);
+  });
+
+  it('shows stack traces only in development', () => {
+    expect(parseAuthConfig({ ...base, NODE_ENV: 'development' })).toMatchObject({ ok: true, config: { exposeStackTraces: true } });
+    expect(parseAuthConfig({ ...base, NODE_ENV: 'test' })).toMatchObject({ ok: true, config: { exposeStackTraces: false } });
+  });
+
+  it('reads the CORS origins, exactly as browsers send them', () => {
+    expect(
+      parseAuthConfig({ ...base, AUTH_CORS_ORIGINS: 'https://app.example.com, http://localhost:5173', AUTH_CORS_CREDENTIALS: 'true' }),
+    ).toMatchObject({
+      ok: true,
+      config: { cors: { origins: ['https://app.example.com', 'http://localhost:5173'], credentials: true, maxAgeSeconds: 600 } },
+    });
+    expect(parseAuthConfig({ ...base, AUTH_CORS_ORIGINS: '*', AUTH_CORS_MAX_AGE_SECONDS: '60' })).toMatchObject({
+      ok: true,
+      config: { cors: { origins: ['*'], credentials: false, maxAgeSeconds: 60 } },
+    });
+    expect(parseAuthConfig({ ...base, AUTH_CORS_ORIGINS: ' ' })).toMatchObject({ ok: true, config: { cors: null } });
+    for (const bad of ['https://app.example.com/', 'app.example.com', 'https://app.example.com/path', 'ftp://x.example']) {
+      expect(failure({ ...base, AUTH_CORS_ORIGINS: bad }).variable).toBe('AUTH_CORS_ORIGINS');
+    }
+    expect(failure({ ...base, AUTH_CORS_ORIGINS: '*,https://a.example' }).variable).toBe('AUTH_CORS_ORIGINS');
+  });
+
+  it('refuses credentials with a wildcard origin or without origins', () => {
+    expect(failure({ ...base, AUTH_CORS_ORIGINS: '*', AUTH_CORS_CREDENTIALS: 'true' })).toMatchObject({
+      variable: 'AUTH_CORS_CREDENTIALS',
+      message: expect.stringMatching(/refused with AUTH_CORS_ORIGINS=\*/) as string,
+    });
+    expect(failure({ ...base, AUTH_CORS_CREDENTIALS: 'true' }).variable).toBe('AUTH_CORS_CREDENTIALS');
   });
 });

@@ -3,6 +3,7 @@ import { envBool, envEnum, envInt, envList, envText, parseEnv, whenValid } from 
 import type { ConfigResult, Env } from '@streamgate/boot';
 import { normalizeRedisTarget } from '@streamgate/protocol';
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
+import type { CorsOptions } from './CorsPolicy.js';
 
 export type SigningKeySource = { kind: 'inline'; json: string } | { kind: 'file'; path: string } | { kind: 'generate' };
 
@@ -17,6 +18,12 @@ export type AuthConfig = {
   /** Streams under these prefixes are ingest-backed: minting a token for one registers demand. */
   demandPrefixes: readonly string[];
   demandTtlMs: number;
+  /** Serve the demo router (any user but "mallory" gets a token for any demo:* stream). */
+  demoRouter: boolean;
+  /** Null: no CORS headers, preflights refused. */
+  cors: CorsOptions | null;
+  /** Error responses carry stack traces only in development. */
+  exposeStackTraces: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 };
 
@@ -25,6 +32,11 @@ const redisUrlCheck = (raw: string): string | null =>
   normalizeRedisTarget(raw) === null
     ? 'must be a redis:// or rediss:// URL with host, optional port and db, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0'
     : null;
+// An Origin header is scheme://host[:port] exactly: no path, no trailing slash, lower-case host.
+const originCheck = (item: string): string | null =>
+  item === '*' || (URL.canParse(item) && /^https?:$/.test(new URL(item).protocol) && new URL(item).origin === item)
+    ? null
+    : `"${item}" is not an origin; list origins exactly as browsers send them, e.g. https://app.example.com or http://localhost:5173 (no path, no trailing slash)`;
 
 /** Every variable the auth service reads, parsed once at boot. */
 export const authConfigSchema = z
@@ -44,6 +56,15 @@ export const authConfigSchema = z
       min: 1_000,
       max: 3_600_000,
       fix: 'set how long a minted token keeps its stream wanted, in ms',
+    }),
+    AUTH_DEMO_ROUTER: envBool({ fallback: false }),
+    AUTH_CORS_ORIGINS: envList({ fallback: [], fallbackText: 'none (no CORS headers)', each: originCheck }),
+    AUTH_CORS_CREDENTIALS: envBool({ fallback: false }),
+    AUTH_CORS_MAX_AGE_SECONDS: envInt({
+      fallback: 600,
+      min: 0,
+      max: 86_400,
+      fix: 'set how long browsers may cache a preflight answer, in seconds',
     }),
     LOG_LEVEL: envEnum(LOG_LEVELS, { fallback: 'info' }),
     NODE_ENV: envText({ optional: 'for development' }),
@@ -79,6 +100,43 @@ export const authConfigSchema = z
     },
     whenValid('AUTH_SIGNING_KEYS', 'AUTH_SIGNING_KEYS_FILE', 'AUTH_DEV_GENERATE_KEYS', 'NODE_ENV'),
   )
+  .superRefine(
+    (e, ctx) => {
+      // The demo router gives any user but one a token for any demo stream: never a production service.
+      if (e.AUTH_DEMO_ROUTER && e.NODE_ENV === 'production') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_DEMO_ROUTER'],
+          message:
+            'is refused with NODE_ENV=production (the demo router authorizes any user for any demo:* stream); unset it and mount relayTokenProcedure in your own backend (docs/backend-guide.md)',
+        });
+      }
+    },
+    whenValid('AUTH_DEMO_ROUTER', 'NODE_ENV'),
+  )
+  .superRefine(
+    (e, ctx) => {
+      if (e.AUTH_CORS_ORIGINS.includes('*') && e.AUTH_CORS_ORIGINS.length > 1) {
+        ctx.addIssue({ code: 'custom', path: ['AUTH_CORS_ORIGINS'], message: 'mixes * with origins; set either * or a list of origins' });
+      }
+      if (!e.AUTH_CORS_CREDENTIALS) return;
+      if (e.AUTH_CORS_ORIGINS.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_CORS_CREDENTIALS'],
+          message: 'has no effect without AUTH_CORS_ORIGINS; set the origins allowed to send credentials, or unset it',
+        });
+      } else if (e.AUTH_CORS_ORIGINS.includes('*')) {
+        // Browsers refuse credentials with a wildcard origin, and any site could send them if they did not.
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_CORS_CREDENTIALS'],
+          message: 'is refused with AUTH_CORS_ORIGINS=*; list the exact origins allowed to send credentials',
+        });
+      }
+    },
+    whenValid('AUTH_CORS_ORIGINS', 'AUTH_CORS_CREDENTIALS'),
+  )
   .transform((e): AuthConfig => ({
     host: e.AUTH_HOST,
     port: e.AUTH_PORT,
@@ -94,6 +152,12 @@ export const authConfigSchema = z
     redisUrl: e.AUTH_REDIS_URL,
     demandPrefixes: e.AUTH_DEMAND_PREFIXES,
     demandTtlMs: e.AUTH_DEMAND_TTL_MS,
+    demoRouter: e.AUTH_DEMO_ROUTER,
+    cors:
+      e.AUTH_CORS_ORIGINS.length === 0
+        ? null
+        : { origins: e.AUTH_CORS_ORIGINS, credentials: e.AUTH_CORS_CREDENTIALS, maxAgeSeconds: e.AUTH_CORS_MAX_AGE_SECONDS },
+    exposeStackTraces: e.NODE_ENV === 'development',
     logLevel: e.LOG_LEVEL,
   }));
 

@@ -10,6 +10,8 @@ import { createJwksHandler } from '@streamgate/server';
 import type { SigningKeySet } from '@streamgate/server';
 import { createAuthMetrics } from './createAuthMetrics.js';
 import type { AuthMetrics } from './createAuthMetrics.js';
+import { CorsPolicy } from './CorsPolicy.js';
+import type { CorsOptions } from './CorsPolicy.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 
@@ -28,6 +30,8 @@ export type AuthServerOptions<TRouter extends AnyTRPCRouter> = {
   logger?: Logger;
   /** How long close() lets in-flight requests finish before cutting connections. */
   closeGraceMs?: number;
+  /** Which browser origins may call /trpc; default none (no CORS headers, preflights refused). */
+  cors?: CorsOptions | null;
 };
 
 export type AuthServer = AsyncDisposable & {
@@ -65,12 +69,28 @@ export async function createAuthServer<TRouter extends AnyTRPCRouter>(options: A
     }
     userOnError?.(opts);
   };
+  const cors = new CorsPolicy(options.cors ?? null);
+  const userResponseMeta = trpc.responseMeta;
+  if (cors.enabled) {
+    // tRPC writes its own Vary (trpc-accept, accept) over any set before it; Origin is added to it here.
+    handlerOptions.responseMeta = (opts) => {
+      const meta = userResponseMeta?.(opts) ?? {};
+      const headers = new Headers();
+      if (meta.headers instanceof Headers) meta.headers.forEach((value, name) => headers.append(name, value));
+      else
+        for (const [name, value] of Object.entries(meta.headers ?? {}))
+          for (const one of [value].flat()) if (one !== undefined) headers.append(name, one);
+      headers.append('vary', 'Origin');
+      return { ...meta, headers };
+    };
+  }
   const trpcHandler = createHTTPHandler(handlerOptions);
   const jwksHandler = createJwksHandler(keys, { maxAgeSeconds: 60 });
 
   const handle = async (req: IncomingMessage, res: ServerResponse, route: Route): Promise<void> => {
     switch (route) {
       case 'trpc':
+        if (cors.handle(req, res)) return;
         trpcHandler(req, res);
         return;
       case 'jwks':

@@ -13,18 +13,26 @@ export const demoStream = defineStream<DemoEvent>('demo');
 /** The user the demo authorization refuses, so tests can exercise denial. */
 export const DENIED_DEMO_USER = 'mallory';
 
-const t = initTRPC.create();
-
 const tokenInput = z.object({
   stream: z.string().min(1).max(150),
   user: z.string().min(1).max(256),
 });
 
+export type DemoRouterOptions = {
+  issuer: TokenIssuer;
+  observer?: RelayTokenObserver;
+  /** Put stack traces into error responses (development only); default false. */
+  exposeStackTraces?: boolean;
+};
+
 /**
- * The router the local fleet and end-to-end tests use. A product's router looks the same, with
- * its real authorization in `authorize`.
+ * The router the local fleet and end-to-end tests use, served only with AUTH_DEMO_ROUTER=true.
+ * A product's router looks the same, with its real authorization in `authorize`
+ * (docs/backend-guide.md).
  */
-export function createDemoRouter({ issuer, observer }: { issuer: TokenIssuer; observer?: RelayTokenObserver }) {
+export function createDemoRouter({ issuer, observer, exposeStackTraces = false }: DemoRouterOptions) {
+  // tRPC's own default shows stacks whenever NODE_ENV is not "production", staging included.
+  const t = initTRPC.create({ isDev: exposeStackTraces });
   return t.router({
     demo: t.router({
       token: relayTokenProcedure(t.procedure, {

@@ -79,6 +79,10 @@ describe('main', () => {
     expect(port).toBeGreaterThan(0);
     const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) });
     expect(res.status).toBe(200);
+    // Without AUTH_DEMO_ROUTER=true there is no token procedure to ask.
+    const input = encodeURIComponent(JSON.stringify({ stream: 'ticks', user: 'alice' }));
+    const demo = await fetch(`http://127.0.0.1:${port}/trpc/demo.token?input=${input}`, { signal: AbortSignal.timeout(5000) });
+    expect(demo.status).toBe(404);
     run.child.kill('SIGTERM');
     expect(await within(run.exited, 10_000, 'no exit after SIGTERM', run)).toBe(0);
   });
@@ -91,6 +95,13 @@ describe('main', () => {
     expect(run.output()).toContain(
       'AUTH_PORT=\\"abc\\": must be an integer from 0 to 65535 (0 = any free port); set it to a port number or leave it unset for 8080',
     );
+  });
+
+  it('exits 78 naming AUTH_DEMO_ROUTER when the demo router is asked for in production', async () => {
+    const run = start({ AUTH_DEV_GENERATE_KEYS: undefined, AUTH_SIGNING_KEYS: '[]', AUTH_DEMO_ROUTER: 'true', NODE_ENV: 'production' });
+    expect(await within(run.exited, 20_000, 'no exit on the demo router in production', run)).toBe(78);
+    expect(run.output()).toMatch(/"variables":\["AUTH_DEMO_ROUTER"\]/);
+    expect(run.output()).toContain('AUTH_DEMO_ROUTER=\\"true\\": is refused with NODE_ENV=production');
   });
 
   it('exits 78 naming the variable when the signing keys are bad', async () => {

@@ -1,3 +1,4 @@
+import { initTRPC } from '@trpc/server';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
@@ -66,8 +67,13 @@ async function startAuth(
             },
           }),
         );
-  const router = createDemoRouter({ issuer, observer });
-  const server = await createAuthServer({ trpc: { router }, keys, metrics, host: config.host, port: config.port, logger });
+  const trpc = config.demoRouter
+    ? { router: createDemoRouter({ issuer, observer, exposeStackTraces: config.exposeStackTraces }) }
+    : { router: initTRPC.create({ isDev: config.exposeStackTraces }).router({}) };
+  if (config.demoRouter)
+    logger.warn('AUTH_DEMO_ROUTER: serving the demo router; any user but "mallory" gets a token for any demo:* stream');
+  else logger.info('no token procedures (AUTH_DEMO_ROUTER is off): serving the JWKS of the signing keys for relays');
+  const server = await createAuthServer({ trpc, keys, metrics, host: config.host, port: config.port, logger, cors: config.cors });
   // Test harnesses read the port from this line; keep "msg":"listening" and a numeric "port".
   logger.info({ port: server.port, host: server.host, kids: keys.all.map((k) => k.kid) }, 'listening');
 
