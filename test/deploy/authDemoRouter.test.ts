@@ -3,12 +3,12 @@ import { Deployment } from 'kubernetes-models/apps/v1';
 import { ConfigMap } from 'kubernetes-models/v1';
 import { parseAuthConfig } from '@streamgate/auth';
 import { named, ofKind } from './loadManifests.js';
-import { containerOf, overlays, renderOverlay } from './renderOverlay.js';
+import { containerOf, loadOverlay, overlays } from './loadOverlay.js';
 import { resolveEnv } from './resolveEnv.js';
 
 describe.each(overlays)('the $name overlay deploys auth as the JWKS service the backend guide describes', (overlay) => {
   it('never serves the demo router, shows no stack traces and sends no CORS headers', () => {
-    const rendered = renderOverlay(overlay.name);
+    const rendered = loadOverlay(overlay.name);
     const env = resolveEnv(containerOf(named(rendered.manifests, Deployment, 'auth'), 'auth'), ofKind(rendered.manifests, ConfigMap));
     expect(env.errors).toEqual([]);
     expect(env.values.AUTH_DEMO_ROUTER).toBe('false');
