@@ -4,6 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { readListeningPort, repoRoot, spawnTsEntry } from '@streamgate/testkit';
 import type { Service } from '@streamgate/testkit';
 import type { ServerKind } from './loadgen/protocols.js';
+import { pinProcess } from './pinning.js';
+import type { Pinning } from './pinning.js';
 
 export interface BenchContext {
   readonly redisUrl: string;
@@ -12,6 +14,8 @@ export interface BenchContext {
   readonly issuer: string;
   /** Write a V8 CPU profile of the relay into this directory. */
   readonly profileDir: string | undefined;
+  /** Where the server under test runs: every server started is pinned to its core when pinned. */
+  readonly pinning: Pinning;
 }
 
 export interface BenchServer {
@@ -29,8 +33,16 @@ const ENTRIES: Record<Exclude<ServerKind, 'relay'>, string> = {
   uws: 'test/bench/servers/uwsCeilingServer.ts',
 };
 
-/** Starts one server under test in a fresh process; `port` 0 lets the kernel choose. */
-export async function startBenchServer(kind: ServerKind, ctx: BenchContext, port = 0): Promise<BenchServer> {
+/**
+ * Starts one server under test in a fresh process; `port` 0 lets the kernel choose. `extraEnv`
+ * is laid over the server's environment (the relay's read mode).
+ */
+export async function startBenchServer(
+  kind: ServerKind,
+  ctx: BenchContext,
+  port = 0,
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<BenchServer> {
   const gcPreload = pathToFileURL(join(repoRoot(), 'test/bench/servers/gcOnSignal.ts')).href;
   const nodeArgs = ['--expose-gc', '--import', gcPreload];
   if (kind === 'relay' && ctx.profileDir !== undefined) {
@@ -60,11 +72,13 @@ export async function startBenchServer(kind: ServerKind, ctx: BenchContext, port
       : { BENCH_REDIS_URL: ctx.redisUrl, BENCH_PORT: String(port), NODE_ENV: 'production' };
   const service = await spawnTsEntry(entry, {
     name: `bench-${kind}`,
-    env,
+    env: { ...env, ...extraEnv },
     nodeArgs,
     readyPattern: /"msg":"listening"/,
     readyTimeoutMs: 30_000,
   });
   const listeningLine = await service.waitForLine(/"msg":"listening"/);
+  // Pinned once listening: what the server does at boot (imports, JIT) is not measured.
+  if (ctx.pinning.pinned) pinProcess(service.pid, ctx.pinning.plan.serverCpus);
   return { kind, port: await readListeningPort(service), pid: service.pid, listeningLine, service };
 }

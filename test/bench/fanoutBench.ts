@@ -2,6 +2,8 @@ import type { LoadFleet } from './LoadFleet.js';
 import type { Publisher } from './Publisher.js';
 import { nowMs, publishOpenLoop } from './openLoop.js';
 import type { PublishState } from './openLoop.js';
+import { classifyBound } from './pinning.js';
+import type { Bound } from './pinning.js';
 import { CpuMeter } from './procStats.js';
 import type { FanoutWorkload, Scale } from './scale.js';
 
@@ -21,6 +23,10 @@ export interface StepResult {
   readonly serverCpu: number;
   readonly redisCpu: number;
   readonly loadCpu: number;
+  /** The orchestrator, which runs the publisher (absent in runs before it was recorded). */
+  readonly publisherCpu?: number;
+  /** Seconds over which the CPU shares were measured (absent in runs before it was recorded). */
+  readonly wallSeconds?: number;
   /**
    * CPU time the server and its Redis spent per delivery, in microseconds: what a delivery costs,
    * which scheduling noise from other load on the machine changes far less than latency.
@@ -46,6 +52,8 @@ export interface FanoutResult {
   readonly kneeIsLowerBound: boolean;
   /** The server used less than 90% of a core at the knee: the load generator (or Redis) limited it. */
   readonly clientBound: boolean | null;
+  /** The same verdict by name (absent in runs before it was recorded); see classifyBound. */
+  readonly bound?: Bound | null;
   readonly halfKnee: StepResult | null;
   readonly fixed: StepResult | null;
 }
@@ -70,13 +78,19 @@ const DELIVERED_MIN = 0.999;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<StepResult> {
+/** What a step needs of a workload: subscribers per stream turn deliveries/s into events/s. */
+export interface StepWorkload {
+  readonly perStream: number;
+}
+
+/** Publishes open loop at `rate` deliveries/s for scale.stepMs and measures delivery, latency and CPU. */
+export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promise<StepResult> {
   const stepStart = Date.now();
   const eventsPerSecond = rate / w.perStream;
   const startMs = nowMs() + 50;
   // Intended times travel rounded to a microsecond: a millisecond of slack keeps the first event in.
   await d.fleet.reset(startMs - 1);
-  const pids = [d.serverPid, d.redisPid ?? d.serverPid, ...d.fleet.pids];
+  const pids = [d.serverPid, d.redisPid ?? d.serverPid, process.pid, ...d.fleet.pids];
   const meter = new CpuMeter(pids);
   const published = await publishOpenLoop(d.publisher, d.state, eventsPerSecond, startMs, d.scale.stepMs);
   const expected = published * w.perStream;
@@ -105,14 +119,17 @@ async function runStep(d: StepDeps, w: FanoutWorkload, rate: number): Promise<St
     maxMs: us(h?.maxValue),
     serverCpu: cpu[0] ?? 0,
     redisCpu: d.redisPid === null ? 0 : (cpu[1] ?? 0),
-    loadCpu: cpu.slice(2).reduce((a, b) => a + b, 0),
+    loadCpu: cpu.slice(3).reduce((a, b) => a + b, 0),
+    publisherCpu: cpu[2] ?? 0,
+    wallSeconds,
     serverUsPerDelivery:
       stats.received === 0 ? 0 : (((cpu[0] ?? 0) + (d.redisPid === null ? 0 : (cpu[1] ?? 0))) * wallSeconds * 1e6) / stats.received,
     pass: deliveredRatio >= DELIVERED_MIN && p99Ms < P99_LIMIT_MS && stats.received > 0,
   };
   d.log(
     `    ${fmtRate(rate)}/s offered: ${(deliveredRatio * 100).toFixed(2)}% delivered, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, ` +
-      `server ${(result.serverCpu * 100).toFixed(0)}% redis ${(result.redisCpu * 100).toFixed(0)}% load ${(result.loadCpu * 100).toFixed(0)}% ${result.pass ? 'pass' : 'FAIL'}`,
+      `server ${(result.serverCpu * 100).toFixed(0)}% redis ${(result.redisCpu * 100).toFixed(0)}% load ${(result.loadCpu * 100).toFixed(0)}% ` +
+      `publisher ${((result.publisherCpu ?? 0) * 100).toFixed(0)}% ${result.pass ? 'pass' : 'FAIL'}`,
   );
   if (!result.pass) await settle(d);
   return { ...result, durationMs: Date.now() - stepStart };
@@ -218,7 +235,8 @@ export async function measureFanout(d: StepDeps, w: FanoutWorkload, openFailed: 
     knee,
     kneeFail,
     kneeIsLowerBound: knee !== null && kneeFail === null,
-    clientBound: knee === null ? null : knee.serverCpu < 0.9,
+    clientBound: knee === null ? null : classifyBound(knee.serverCpu) === 'client',
+    bound: knee === null ? null : classifyBound(knee.serverCpu),
     halfKnee,
     fixed,
   };

@@ -5,8 +5,12 @@ import { fmtRate, kneeBracket } from './fanoutBench.js';
 import type { ServerKind } from './loadgen/protocols.js';
 import { SERVER_KINDS } from './loadgen/protocols.js';
 import type { MemoryResult } from './memoryBench.js';
+import type { Pinning } from './pinning.js';
+import { renderKneeBounds } from './renderKnees.js';
+import { renderTasksMarkdown, renderTasksSvg } from './renderTasks.js';
 import type { Scale } from './scale.js';
 import type { StormResult } from './stormBench.js';
+import type { TaskResult } from './tasksBench.js';
 
 export interface ServerResults {
   fanout: FanoutResult[];
@@ -22,6 +26,10 @@ export interface BenchResults {
   scaleConfig: Scale;
   socketioDefaults: Record<string, unknown> | null;
   servers: Partial<Record<ServerKind, ServerResults>>;
+  /** Absent in runs before pinning was recorded. */
+  pinning?: Pinning;
+  /** The per-task-stream workloads; absent in runs before they existed. */
+  tasks?: TaskResult[];
 }
 
 const LABEL: Record<ServerKind, string> = {
@@ -73,73 +81,84 @@ export function renderMarkdown(r: BenchResults): string {
       `load average ${r.machine.loadAverageAtStart.toFixed(2)} at start, ${r.machine.loadAverageAtEnd.toFixed(2)} at end.`,
   );
   lines.push('');
-  lines.push(
-    '**Deliveries/s at the knee** (highest offered rate with p99 < 100 ms and ≥ 99.9% delivered – lowest failing rate above it: the knee lies between; server CPU at the passing step, 100% = one core; † = client-bound: the server used < 90% of a core; ratios: of the passing rates, in brackets the range the two brackets allow)',
-  );
-  lines.push('');
-  lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay ÷ Socket.IO | relay ÷ uWS |`);
-  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
-  for (const w of workloads) {
+  // A run of the task workloads alone has no fan-out, memory or storm tables to show.
+  if (kinds.length > 0) {
     lines.push(
-      `| ${w} | ${kinds.map((k) => kneeCell(fan(k, w))).join(' | ')} | ${ratio(fan('relay', w), fan('socketio', w))} | ${ratio(fan('relay', w), fan('uws', w))} |`,
+      '**Deliveries/s at the knee** (highest offered rate with p99 < 100 ms and ≥ 99.9% delivered – lowest failing rate above it: the knee lies between; server CPU at the passing step, 100% = one core; † = client-bound: the server used < 90% of a core; ratios: of the passing rates, in brackets the range the two brackets allow)',
     );
-  }
-  lines.push('');
-  lines.push(
-    `**Latency p50 / p99 (ms) at a fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**, measured from each event's intended send time; and the relay's at half its knee`,
-  );
-  lines.push('');
-  lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay at ½ knee |`);
-  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- |`);
-  for (const w of workloads) {
-    const half = fan('relay', w)?.halfKnee;
-    const halfCell = half === null || half === undefined ? '—' : `${latencyCell(half)} at ${fmtRate(half.rate)}/s`;
-    lines.push(`| ${w} | ${kinds.map((k) => latencyCell(fan(k, w)?.fixed)).join(' | ')} | ${halfCell} |`);
-  }
-  lines.push('');
-  lines.push(
-    `**Cost per delivery at the fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**: CPU µs the server and its Redis spent per event delivered (lower is better; far less sensitive to other load on the machine than latency)`,
-  );
-  lines.push('');
-  lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | Socket.IO ÷ relay | uWS ÷ relay |`);
-  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
-  const cost = (k: ServerKind, w: string): number | undefined => fan(k, w)?.fixed?.serverUsPerDelivery;
-  const costRatio = (a: number | undefined, b: number | undefined): string =>
-    a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`;
-  for (const w of workloads) {
+    lines.push('');
+    lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay ÷ Socket.IO | relay ÷ uWS |`);
+    lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
+    for (const w of workloads) {
+      lines.push(
+        `| ${w} | ${kinds.map((k) => kneeCell(fan(k, w))).join(' | ')} | ${ratio(fan('relay', w), fan('socketio', w))} | ${ratio(fan('relay', w), fan('uws', w))} |`,
+      );
+    }
+    lines.push('');
     lines.push(
-      `| ${w} | ${kinds
-        .map((k) => {
-          const c = cost(k, w);
-          return c === undefined ? '—' : c.toFixed(2);
-        })
-        .join(' | ')} | ${costRatio(cost('socketio', w), cost('relay', w))} | ${costRatio(cost('uws', w), cost('relay', w))} |`,
+      ...renderKneeBounds(
+        r.pinning,
+        workloads,
+        kinds.map((k) => ({ label: LABEL[k], result: (w: string) => fan(k, w) })),
+      ),
     );
+    lines.push(
+      `**Latency p50 / p99 (ms) at a fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**, measured from each event's intended send time; and the relay's at half its knee`,
+    );
+    lines.push('');
+    lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | relay at ½ knee |`);
+    lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- |`);
+    for (const w of workloads) {
+      const half = fan('relay', w)?.halfKnee;
+      const halfCell = half === null || half === undefined ? '—' : `${latencyCell(half)} at ${fmtRate(half.rate)}/s`;
+      lines.push(`| ${w} | ${kinds.map((k) => latencyCell(fan(k, w)?.fixed)).join(' | ')} | ${halfCell} |`);
+    }
+    lines.push('');
+    lines.push(
+      `**Cost per delivery at the fixed ${fmtRate(r.scaleConfig.fixedRate)} deliveries/s**: CPU µs the server and its Redis spent per event delivered (lower is better; far less sensitive to other load on the machine than latency)`,
+    );
+    lines.push('');
+    lines.push(`| workload | ${kinds.map((k) => LABEL[k]).join(' | ')} | Socket.IO ÷ relay | uWS ÷ relay |`);
+    lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} | --- | --- |`);
+    const cost = (k: ServerKind, w: string): number | undefined => fan(k, w)?.fixed?.serverUsPerDelivery;
+    const costRatio = (a: number | undefined, b: number | undefined): string =>
+      a === undefined || b === undefined || b === 0 ? '—' : `${(a / b).toFixed(2)}×`;
+    for (const w of workloads) {
+      lines.push(
+        `| ${w} | ${kinds
+          .map((k) => {
+            const c = cost(k, w);
+            return c === undefined ? '—' : c.toFixed(2);
+          })
+          .join(' | ')} | ${costRatio(cost('socketio', w), cost('relay', w))} | ${costRatio(cost('uws', w), cost('relay', w))} |`,
+      );
+    }
+    lines.push('');
+    lines.push('**Idle connections and reconnect storm**');
+    lines.push('');
+    lines.push(`| | ${kinds.map((k) => LABEL[k]).join(' | ')} |`);
+    lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} |`);
+    const mem = (k: ServerKind) => {
+      const m = r.servers[k]?.memory;
+      return m === null || m === undefined ? '—' : `${(m.bytesPerConnection / 1024).toFixed(1)} KB`;
+    };
+    const storm = (k: ServerKind, f: (s: StormResult) => string) => {
+      const s = r.servers[k]?.storm;
+      return s === null || s === undefined ? '—' : f(s);
+    };
+    lines.push(`| bytes per idle connection (RSS slope after GC) | ${kinds.map(mem).join(' | ')} |`);
+    lines.push(
+      `| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? `not within 30 s after the restart (${(s.backShare * 100).toFixed(0)}% back)` : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`,
+    );
+    lines.push(
+      `| storm: new process listening after (from kill) | ${kinds.map((k) => storm(k, (s) => `${(s.restartMs / 1000).toFixed(2)} s`)).join(' | ')} |`,
+    );
+    lines.push(
+      `| storm: events missed / duplicated (all clients) | ${kinds.map((k) => storm(k, (s) => `${s.missed} / ${s.duplicates}`)).join(' | ')} |`,
+    );
+    lines.push('');
   }
-  lines.push('');
-  lines.push('**Idle connections and reconnect storm**');
-  lines.push('');
-  lines.push(`| | ${kinds.map((k) => LABEL[k]).join(' | ')} |`);
-  lines.push(`| --- | ${kinds.map(() => '---').join(' | ')} |`);
-  const mem = (k: ServerKind) => {
-    const m = r.servers[k]?.memory;
-    return m === null || m === undefined ? '—' : `${(m.bytesPerConnection / 1024).toFixed(1)} KB`;
-  };
-  const storm = (k: ServerKind, f: (s: StormResult) => string) => {
-    const s = r.servers[k]?.storm;
-    return s === null || s === undefined ? '—' : f(s);
-  };
-  lines.push(`| bytes per idle connection (RSS slope after GC) | ${kinds.map(mem).join(' | ')} |`);
-  lines.push(
-    `| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? `not within 30 s after the restart (${(s.backShare * 100).toFixed(0)}% back)` : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`,
-  );
-  lines.push(
-    `| storm: new process listening after (from kill) | ${kinds.map((k) => storm(k, (s) => `${(s.restartMs / 1000).toFixed(2)} s`)).join(' | ')} |`,
-  );
-  lines.push(
-    `| storm: events missed / duplicated (all clients) | ${kinds.map((k) => storm(k, (s) => `${s.missed} / ${s.duplicates}`)).join(' | ')} |`,
-  );
-  lines.push('');
+  lines.push(...renderTasksMarkdown(r.tasks ?? [], r.scaleConfig.tasks?.stepMs));
   if (r.socketioDefaults !== null)
     lines.push(`Socket.IO settings (its defaults, WebSocket transport only): \`${JSON.stringify(r.socketioDefaults)}\``);
   return `${lines.join('\n')}\n`;
@@ -233,6 +252,15 @@ export function writeReport(r: BenchResults, dir: string): string[] {
   const files = [join(dir, 'results.md'), join(dir, 'results.json'), join(dir, 'chart.svg')];
   writeFileSync(files[0] ?? '', renderMarkdown(r));
   writeFileSync(files[1] ?? '', `${JSON.stringify(r, null, 2)}\n`);
-  writeFileSync(files[2] ?? '', renderSvg(r));
+  if (Object.keys(r.servers).length > 0) writeFileSync(files[2] ?? '', renderSvg(r));
+  else files.pop();
+  if ((r.tasks ?? []).length > 0) {
+    const tasksFile = join(dir, 'tasks.svg');
+    writeFileSync(
+      tasksFile,
+      renderTasksSvg(r.tasks ?? [], `Per-task streams × 1 subscriber — ${r.machine.cores} cores, one run (${r.startedAt})`),
+    );
+    files.push(tasksFile);
+  }
   return files;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, importJWK } from 'jose';
@@ -13,6 +13,8 @@ import { createPublisher } from './Publisher.js';
 import { measureFanout } from './fanoutBench.js';
 import type { ServerKind } from './loadgen/protocols.js';
 import { measureMemory } from './memoryBench.js';
+import { detectPinning, pinProcess } from './pinning.js';
+import type { Pinning } from './pinning.js';
 import type { MemoryResult } from './memoryBench.js';
 import { publishState } from './openLoop.js';
 import { writeReport } from './report.js';
@@ -20,6 +22,8 @@ import type { BenchResults, ServerResults } from './report.js';
 import { assignStreams, parseBenchEnv } from './scale.js';
 import { measureStorm } from './stormBench.js';
 import type { StormResult } from './stormBench.js';
+import { parseFdLimit, seriesOf } from './taskWorkloads.js';
+import { measureTasks } from './tasksBench.js';
 
 // `pnpm bench`: the relay against Socket.IO, a plain ws relay and the uWS ceiling, one server at
 // a time, each in a fresh process, under the same load generator. See README "Benchmarks".
@@ -27,6 +31,10 @@ import type { StormResult } from './stormBench.js';
 const AUDIENCE = 'streamgate-bench';
 const ISSUER = 'streamgate-bench';
 const RUN_BUDGET_MS = 15 * 60_000;
+/** The task workloads' own budget, after the rest: no workload starts once it is spent. */
+const TASKS_BUDGET_MS = 12 * 60_000;
+/** Assumed when /proc/self/limits cannot be read: the limit of the machine this was written on. */
+const DEFAULT_FD_LIMIT = 20_000;
 /**
  * Time kept for each server still to come: a full server (fan-out with its knee bisected, memory,
  * storm) took about 115–185 s on the 2-core machine. A server may use the slack the servers before
@@ -40,6 +48,15 @@ const startedAt = Date.now();
 const log = (line: string): void => {
   process.stdout.write(`[${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
 };
+
+function fdLimit(): number {
+  try {
+    return parseFdLimit(readFileSync('/proc/self/limits', 'utf8')) ?? DEFAULT_FD_LIMIT;
+  } catch (error) {
+    log(`cannot read /proc/self/limits (${String(error)}): assuming ${DEFAULT_FD_LIMIT} file descriptors`);
+    return DEFAULT_FD_LIMIT;
+  }
+}
 
 async function mintTokens(key: PrivateJwk, redisUrl: string, streams: readonly string[]): Promise<string[]> {
   const privateKey = await importJWK(key, key.alg);
@@ -69,6 +86,14 @@ async function main(): Promise<void> {
   writeFileSync(jwksFile, JSON.stringify({ keys: [publicJwk] }));
   const load1 = loadavg()[0] ?? 0;
   log(`scale ${scale.name}, servers ${options.servers.join(', ')}, ${cpus().length} cores, load average ${load1.toFixed(2)} at start`);
+  const pinning = detectPinning(options.pin);
+  // This process publishes (and runs Socket.IO's emitting backend): it belongs to the client side.
+  if (pinning.pinned) pinProcess(process.pid, pinning.plan.clientCpus);
+  log(
+    pinning.pinned
+      ? `pinned: server under test on cpu ${pinning.plan.serverCpus}, load generator, publisher and Redis on cpu ${pinning.plan.clientCpus}`
+      : `not pinned: ${pinning.reason}`,
+  );
 
   const results: BenchResults = {
     scale: scale.name,
@@ -84,14 +109,31 @@ async function main(): Promise<void> {
     scaleConfig: scale,
     socketioDefaults: null,
     servers: {},
+    pinning,
+    tasks: [],
   };
 
   const fleet = LoadFleet.start(scale.workers);
   try {
-    for (const [i, kind] of options.servers.entries()) {
+    if (pinning.pinned) for (const pid of fleet.pids) pinProcess(pid, pinning.plan.clientCpus);
+    const ctx = { jwksFile, audience: AUDIENCE, issuer: ISSUER, profileDir: options.profileDir, pinning };
+    const classic = options.parts.has('fanout') || options.parts.has('memory') || options.parts.has('storm');
+    for (const [i, kind] of classic ? options.servers.entries() : []) {
       // Each server may use what is left of the budget but the reserve of those after it, so none is starved by another.
       const deadline = startedAt + RUN_BUDGET_MS - (options.servers.length - i - 1) * SERVER_RESERVE_MS;
-      results.servers[kind] = await benchServer(kind, options.parts, scale, key, jwksFile, fleet, options.profileDir, results, deadline);
+      results.servers[kind] = await benchServer(kind, options.parts, scale, key, ctx, fleet, results, deadline);
+    }
+    if (options.parts.has('tasks')) {
+      results.tasks = await measureTasks({
+        series: seriesOf(options.servers),
+        ctx,
+        fleet,
+        scale,
+        fdLimit: fdLimit(),
+        mintTokens: (redisUrl, streams) => mintTokens(key, redisUrl, streams),
+        log,
+        deadline: Date.now() + TASKS_BUDGET_MS,
+      });
     }
   } finally {
     fleet.stop();
@@ -107,9 +149,8 @@ async function benchServer(
   parts: ReadonlySet<string>,
   scale: ReturnType<typeof parseBenchEnv>['scale'],
   key: PrivateJwk,
-  jwksFile: string,
+  baseCtx: Omit<BenchContext, 'redisUrl'>,
   fleet: LoadFleet,
-  profileDir: string | undefined,
   results: BenchResults,
   deadline: number,
 ): Promise<ServerResults> {
@@ -120,7 +161,8 @@ async function benchServer(
   };
   const out: ServerResults = { fanout: [], memory: null, storm: null };
   const redis = await startRedis();
-  const ctx: BenchContext = { redisUrl: redis.url, jwksFile, audience: AUDIENCE, issuer: ISSUER, profileDir };
+  const ctx: BenchContext = { ...baseCtx, redisUrl: redis.url };
+  pinRedis(redis, ctx.pinning);
   try {
     if (parts.has('fanout')) {
       // One fresh process for all fan-out workloads of a server; each workload has its own streams.
@@ -222,6 +264,11 @@ async function withServer<T>(kind: ServerKind, ctx: BenchContext, redis: RedisSe
     // SIGTERM first so that a profiled relay writes its CPU profile.
     await server.service.stop(10_000);
   }
+}
+
+function pinRedis(redis: RedisServer, pinning: Pinning): void {
+  const pid = redis.service?.pid;
+  if (pinning.pinned && pid !== undefined) pinProcess(pid, pinning.plan.clientCpus);
 }
 
 function redisPid(kind: ServerKind, redis: RedisServer): number | null {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { SERVER_KINDS } from './loadgen/protocols.js';
 import type { ServerKind } from './loadgen/protocols.js';
+import { TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
+import type { TaskWorkload } from './taskWorkloads.js';
 
 export interface FanoutWorkload {
   readonly name: string;
@@ -23,6 +25,8 @@ export interface Scale {
   readonly memory: { readonly waves: number; readonly perWave: number };
   readonly storm: { readonly clients: number; readonly streams: number; readonly eventsPerSecond: number };
   readonly workers: number;
+  /** Per-task-stream workloads, each measured at its one fixed rate for `stepMs`. */
+  readonly tasks: { readonly workloads: readonly TaskWorkload[]; readonly stepMs: number };
 }
 
 const FULL: Scale = {
@@ -44,6 +48,8 @@ const FULL: Scale = {
   memory: { waves: 5, perWave: 2_000 },
   storm: { clients: 10_000, streams: 100, eventsPerSecond: 200 },
   workers: 2,
+  // 5 s at 1k/s is 5,000 entries: enough CPU ticks (10 ms each) for the per-entry cost to mean something.
+  tasks: { workloads: TASK_WORKLOADS, stepMs: 5_000 },
 };
 
 const QUICK: Scale = {
@@ -59,7 +65,14 @@ const QUICK: Scale = {
   memory: { waves: 2, perWave: 200 },
   storm: { clients: 300, streams: 10, eventsPerSecond: 50 },
   workers: 1,
+  tasks: {
+    workloads: TASK_WORKLOADS.filter((w) => w.name === taskWorkloadName(1_000, 1_000) || w.name === taskWorkloadName(10_000, 1_000)),
+    stepMs: 1_500,
+  },
 };
+
+export const BENCH_PARTS = ['fanout', 'memory', 'storm', 'tasks'] as const;
+export type BenchPart = (typeof BENCH_PARTS)[number];
 
 const BenchEnv = z.object({
   BENCH_SCALE: z.enum(['quick', 'full']).default('full'),
@@ -69,14 +82,16 @@ const BenchEnv = z.object({
     .default(SERVER_KINDS.join(','))
     .transform((s) => s.split(',').map((k) => k.trim()))
     .pipe(z.array(z.enum(SERVER_KINDS)).min(1)),
-  /** Comma-separated parts: fanout, memory, storm. */
+  /** Comma-separated parts: fanout, memory, storm, tasks. */
   BENCH_PARTS: z
     .string()
-    .default('fanout,memory,storm')
+    .default(BENCH_PARTS.join(','))
     .transform((s) => s.split(',').map((k) => k.trim()))
-    .pipe(z.array(z.enum(['fanout', 'memory', 'storm'])).min(1)),
-  /** Only the fan-out workload of this name, else those whose name contains it. */
+    .pipe(z.array(z.enum(BENCH_PARTS)).min(1)),
+  /** Only the fan-out or task workload of this name, else those whose name contains it. */
   BENCH_WORKLOAD: z.string().optional(),
+  /** `auto`: pin the server to one core and the rest to the others when taskset and 2 cores allow it. */
+  BENCH_PIN: z.enum(['auto', 'off']).default('auto'),
   /** Write a CPU profile of every relay process into this directory. */
   BENCH_PROFILE_DIR: z.string().optional(),
   BENCH_OUT_DIR: z.string().optional(),
@@ -85,7 +100,8 @@ const BenchEnv = z.object({
 export interface BenchOptions {
   readonly scale: Scale;
   readonly servers: readonly ServerKind[];
-  readonly parts: ReadonlySet<'fanout' | 'memory' | 'storm'>;
+  readonly parts: ReadonlySet<BenchPart>;
+  readonly pin: 'auto' | 'off';
   readonly profileDir: string | undefined;
   readonly outDir: string | undefined;
 }
@@ -94,16 +110,30 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks, BENCH_PIN=auto|off): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;
   const base = e.BENCH_SCALE === 'quick' ? QUICK : FULL;
-  const filter = e.BENCH_WORKLOAD;
-  const exact = base.fanout.filter((w) => w.name === filter);
-  const chosen = exact.length > 0 ? exact : base.fanout.filter((w) => filter === undefined || w.name.includes(filter));
-  const scale = { ...base, fanout: chosen };
-  return { scale, servers: e.BENCH_SERVERS, parts: new Set(e.BENCH_PARTS), profileDir: e.BENCH_PROFILE_DIR, outDir: e.BENCH_OUT_DIR };
+  const scale: Scale = {
+    ...base,
+    fanout: chooseWorkloads(base.fanout, e.BENCH_WORKLOAD),
+    tasks: { ...base.tasks, workloads: chooseWorkloads(base.tasks.workloads, e.BENCH_WORKLOAD) },
+  };
+  return {
+    scale,
+    servers: e.BENCH_SERVERS,
+    parts: new Set(e.BENCH_PARTS),
+    pin: e.BENCH_PIN,
+    profileDir: e.BENCH_PROFILE_DIR,
+    outDir: e.BENCH_OUT_DIR,
+  };
+}
+
+/** The workloads named `filter` exactly, else those whose name contains it; all without a filter. */
+export function chooseWorkloads<W extends { readonly name: string }>(all: readonly W[], filter: string | undefined): W[] {
+  const exact = all.filter((w) => w.name === filter);
+  return exact.length > 0 ? exact : all.filter((w) => filter === undefined || w.name.includes(filter));
 }
 
 /** Stream indices of each client: subscriptions spread so that every stream gets `perStream`. */

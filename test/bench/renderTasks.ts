@@ -1,0 +1,139 @@
+import type { TaskResult } from './tasksBench.js';
+import { TASK_SERIES } from './taskWorkloads.js';
+import type { TaskSeries } from './taskWorkloads.js';
+
+export const SERIES_LABEL: Record<TaskSeries, string> = {
+  'relay-batch': 'streamgate relay, batched XREAD',
+  'relay-notify': 'streamgate relay, keyspace notifications',
+  wsrelay: 'ws + ioredis relay',
+  socketio: 'Socket.IO 4 + redis-streams',
+};
+const SERIES_COLOR: Record<TaskSeries, string> = {
+  'relay-batch': '#93c5fd',
+  'relay-notify': '#2563eb',
+  wsrelay: '#d97706',
+  socketio: '#dc2626',
+};
+
+const fmtUs = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
+const fmtCount = (n: number): string => n.toLocaleString('en-US');
+
+/**
+ * Redis CPU per entry at the most streams measured over its value at the fewest, for one series
+ * at one rate: 1.0 is the flat line. Null with fewer than two measured stream counts.
+ */
+export function redisGrowth(results: readonly TaskResult[], series: TaskSeries, eventsPerSecond: number): number | null {
+  const points = results
+    .filter((r) => r.series === series && r.eventsPerSecond === eventsPerSecond && r.redisUsPerEntry !== null)
+    .sort((a, b) => a.streams - b.streams);
+  const first = points[0]?.redisUsPerEntry;
+  const last = points.length < 2 ? undefined : points[points.length - 1]?.redisUsPerEntry;
+  return first === undefined || last === undefined || first === null || last === null || first === 0 ? null : last / first;
+}
+
+export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: number | undefined): string[] {
+  if (results.length === 0) return [];
+  const lines: string[] = [];
+  lines.push(
+    `**Per-task streams: many streams × 1 subscriber each, at a fixed total rate** (${stepMs === undefined ? '' : `${stepMs / 1000} s per workload after a warm-up, `}` +
+      'round-robin over the streams; CPU µs per entry delivered, Redis with its XADDs; latency from intended send time)',
+  );
+  lines.push('');
+  lines.push('| workload | server | sockets | Redis µs/entry | server µs/entry | p50 / p99 ms | delivered |');
+  lines.push('| --- | --- | --- | --- | --- | --- | --- |');
+  const workloads = [...new Set(results.map((r) => r.workload))];
+  for (const w of workloads) {
+    for (const series of TASK_SERIES) {
+      const r = results.find((x) => x.workload === w && x.series === series);
+      if (r === undefined) continue;
+      if (r.step === null) {
+        lines.push(`| ${w} | ${SERIES_LABEL[series]} | ${fmtCount(r.sockets)} | not run: ${r.skipped ?? 'unknown'} | | | |`);
+        continue;
+      }
+      const s = r.step;
+      const failed = r.openFailed > 0 ? ` (${fmtCount(r.openFailed)} sockets failed to subscribe)` : '';
+      lines.push(
+        `| ${w} | ${SERIES_LABEL[series]} | ${fmtCount(r.sockets)}${failed} | ${fmtUs(r.redisUsPerEntry)} | ${fmtUs(r.serverUsPerEntry)} | ` +
+          `${s.p50Ms.toFixed(1)} / ${s.p99Ms.toFixed(1)} | ${(s.deliveredRatio * 100).toFixed(2)}% |`,
+      );
+    }
+  }
+  lines.push('');
+  const rates = [...new Set(results.map((r) => r.eventsPerSecond))].sort((a, b) => a - b);
+  const growth = TASK_SERIES.flatMap((series) =>
+    rates.map((rate) => ({ series, rate, g: redisGrowth(results, series, rate) })).filter((x) => x.g !== null),
+  );
+  if (growth.length > 0) {
+    lines.push(
+      `Redis CPU per entry, most streams ÷ fewest (1.00 = flat): ${growth
+        .map((x) => `${SERIES_LABEL[x.series]} at ${fmtCount(x.rate)}/s ${(x.g ?? 0).toFixed(2)}×`)
+        .join('; ')}.`,
+    );
+    lines.push('');
+  }
+  return lines;
+}
+
+/** Redis CPU per entry against streams watched (log scale), one panel per rate, one line per series. */
+export function renderTasksSvg(results: readonly TaskResult[], title: string): string {
+  const rates = [...new Set(results.map((r) => r.eventsPerSecond))].sort((a, b) => a - b);
+  const counts = [...new Set(results.map((r) => r.streams))].sort((a, b) => a - b);
+  const width = 960;
+  const left = 70;
+  const right = 20;
+  const plotH = 220;
+  const panelH = plotH + 70;
+  const height = 40 + Math.max(1, rates.length) * panelH + 50;
+  const lo = Math.log10(Math.min(...counts, 1_000));
+  const hi = Math.log10(Math.max(...counts, 1_000));
+  const xOf = (n: number): number => left + 30 + ((width - left - right - 60) * (Math.log10(n) - lo)) / Math.max(1e-9, hi - lo);
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`);
+  out.push(`<rect width="${width}" height="${height}" fill="white"/>`);
+  out.push(`<text x="${left}" y="20" font-size="14" font-weight="bold">${escapeXml(title)}</text>`);
+  rates.forEach((rate, pi) => {
+    const top = 40 + pi * panelH + 30;
+    const here = results.filter((r) => r.eventsPerSecond === rate);
+    const max = Math.max(1e-9, ...here.map((r) => r.redisUsPerEntry ?? 0));
+    const yOf = (v: number): number => top + plotH - (plotH * v) / max;
+    out.push(
+      `<text x="${left}" y="${top - 12}" font-size="12" font-weight="bold">Redis CPU µs per delivered entry at ${fmtCount(rate)} events/s (lower is better)</text>`,
+    );
+    for (let i = 0; i <= 4; i++) {
+      const y = yOf((max * i) / 4);
+      out.push(`<line x1="${left}" x2="${width - right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#e5e7eb"/>`);
+      out.push(`<text x="${left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end">${((max * i) / 4).toFixed(0)}</text>`);
+    }
+    for (const n of counts) {
+      out.push(`<text x="${xOf(n).toFixed(1)}" y="${top + plotH + 16}" text-anchor="middle">${fmtCount(n)} streams</text>`);
+    }
+    for (const series of TASK_SERIES) {
+      const pts = here
+        .filter((r) => r.series === series && r.redisUsPerEntry !== null)
+        .sort((a, b) => a.streams - b.streams)
+        .map((r) => ({ x: xOf(r.streams), y: yOf(r.redisUsPerEntry ?? 0), v: r.redisUsPerEntry ?? 0 }));
+      if (pts.length === 0) continue;
+      const color = SERIES_COLOR[series];
+      const path = pts.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ');
+      out.push(`<path d="${path}" fill="none" stroke="${color}" stroke-width="2"/>`);
+      for (const p of pts) {
+        out.push(`<circle cx="${p.x.toFixed(1)}" cy="${p.y.toFixed(1)}" r="3.5" fill="${color}"/>`);
+        out.push(`<text x="${(p.x + 6).toFixed(1)}" y="${(p.y - 6).toFixed(1)}" font-size="9">${p.v.toFixed(0)}</text>`);
+      }
+    }
+  });
+  TASK_SERIES.forEach((series, i) => {
+    const x = left + i * 220;
+    out.push(`<rect x="${x}" y="${height - 40}" width="12" height="12" fill="${SERIES_COLOR[series]}"/>`);
+    out.push(`<text x="${x + 18}" y="${height - 30}">${escapeXml(SERIES_LABEL[series])}</text>`);
+  });
+  out.push(
+    `<text x="${left}" y="${height - 10}" fill="#6b7280">One subscriber per stream; Redis CPU includes the XADDs; a missing point: not run (see results.md).</text>`,
+  );
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}
+
+function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}

@@ -1,0 +1,109 @@
+import type { ServerKind } from './loadgen/protocols.js';
+
+/**
+ * The product's own shape: many long-lived per-task streams, each read by one subscriber, at a
+ * modest total rate, so most streams are quiet at any moment. What it measures is what watching
+ * a stream costs Redis and the server when nothing is written to it.
+ */
+export interface TaskWorkload {
+  readonly name: string;
+  readonly streams: number;
+  /** Events/s over all streams together (round-robin, so each stream gets eventsPerSecond / streams). */
+  readonly eventsPerSecond: number;
+  /** Subscriptions each socket holds: keeps the socket count far below the file-descriptor limit. */
+  readonly subsPerSocket: number;
+}
+
+/** A server under test in one configuration: the relay runs twice, once per read mode. */
+export const TASK_SERIES = ['relay-batch', 'relay-notify', 'wsrelay', 'socketio'] as const;
+export type TaskSeries = (typeof TASK_SERIES)[number];
+
+export interface SeriesSetup {
+  readonly kind: ServerKind;
+  /** Extra environment of the server process. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Extra `redis-server` arguments. */
+  readonly redisArgs: readonly string[];
+}
+
+/** Subscriptions per socket in every task workload (the relay allows 100 by default). */
+export const TASK_SUBS_PER_SOCKET = 10;
+
+const STREAM_COUNTS = [1_000, 10_000, 50_000] as const;
+const RATES = [1_000, 10_000] as const;
+
+const fmtCount = (n: number): string => n.toLocaleString('en-US');
+const fmtPerSecond = (n: number): string => (n >= 1_000 && n % 1_000 === 0 ? `${n / 1_000}k/s` : `${n}/s`);
+
+export function taskWorkloadName(streams: number, eventsPerSecond: number): string {
+  return `${fmtCount(streams)} streams × 1 at ${fmtPerSecond(eventsPerSecond)}`;
+}
+
+/** Every stream count at every rate: `1,000 streams × 1 at 1k/s` … `50,000 streams × 1 at 10k/s`. */
+export const TASK_WORKLOADS: readonly TaskWorkload[] = STREAM_COUNTS.flatMap((streams) =>
+  RATES.map((eventsPerSecond) => ({
+    name: taskWorkloadName(streams, eventsPerSecond),
+    streams,
+    eventsPerSecond,
+    subsPerSocket: TASK_SUBS_PER_SOCKET,
+  })),
+);
+
+export function socketCount(w: TaskWorkload): number {
+  return Math.ceil(w.streams / w.subsPerSocket);
+}
+
+/** Stream indices of each socket: consecutive streams, each stream on exactly one socket. */
+export function taskClients(w: TaskWorkload): number[][] {
+  return Array.from({ length: socketCount(w) }, (_, c) =>
+    Array.from({ length: Math.min(w.subsPerSocket, w.streams - c * w.subsPerSocket) }, (_j, j) => c * w.subsPerSocket + j),
+  );
+}
+
+/**
+ * How each series is started. The relay's "before" is today's batched XREAD reader with Redis
+ * not notifying; "after" reads on keyspace notifications (`K` keyspace channel, `t` stream
+ * commands). The peers run against a Redis that does not notify: notifying costs every XADD.
+ */
+export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup {
+  switch (series) {
+    case 'relay-batch':
+      return { kind: 'relay', env: { RELAY_READ_MODE: 'batch' }, redisArgs: [] };
+    case 'relay-notify':
+      return { kind: 'relay', env: { RELAY_READ_MODE: 'notify' }, redisArgs: ['--notify-keyspace-events', 'Kt'] };
+    case 'wsrelay':
+      // One Redis connection per stream: Redis's default of 10,000 clients would refuse the last ones.
+      return { kind: 'wsrelay', env: {}, redisArgs: ['--maxclients', String(maxClients)] };
+    case 'socketio':
+      return { kind: 'socketio', env: {}, redisArgs: [] };
+  }
+}
+
+/** The series of the chosen servers, in TASK_SERIES order. */
+export function seriesOf(servers: readonly ServerKind[]): TaskSeries[] {
+  return TASK_SERIES.filter((s) => servers.includes(seriesSetup(s, 0).kind));
+}
+
+/** File descriptors kept for listeners, logs, the publisher and Redis's own. */
+const FD_HEADROOM = 200;
+
+/**
+ * Why a series cannot run a workload on this machine, or null when it can. The hand-written ws
+ * relay holds one blocking connection per stream: in its own process (beside the sockets) and
+ * in Redis, which lowers its client limit to the descriptor limit less 32.
+ */
+export function infeasibleReason(series: TaskSeries, w: TaskWorkload, fdLimit: number): string | null {
+  const serverFds = socketCount(w) + (series === 'wsrelay' ? w.streams : 0) + FD_HEADROOM;
+  if (serverFds > fdLimit)
+    return series === 'wsrelay'
+      ? `one Redis connection per stream: ${fmtCount(w.streams)} connections and ${fmtCount(socketCount(w))} sockets exceed the ${fmtCount(fdLimit)} file-descriptor limit`
+      : `${fmtCount(socketCount(w))} sockets exceed the ${fmtCount(fdLimit)} file-descriptor limit`;
+  return null;
+}
+
+/** The soft `Max open files` limit from /proc/<pid>/limits text; null when absent or unlimited. */
+export function parseFdLimit(limitsText: string): number | null {
+  const match = /^Max open files\s+(\d+|unlimited)\s/m.exec(limitsText);
+  if (match === null || match[1] === 'unlimited') return null;
+  return Number(match[1]);
+}
