@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import type { StepResult } from './fanoutBench.js';
+import { redisGrowth, renderTasksMarkdown, renderTasksSvg } from './renderTasks.js';
+import type { TaskResult } from './tasksBench.js';
+import type { TaskSeries } from './taskWorkloads.js';
+
+const step = { p50Ms: 3, p99Ms: 40, deliveredRatio: 0.9995 } as const;
+
+function result(
+  series: TaskSeries,
+  streams: number,
+  eventsPerSecond: number,
+  redisUs: number | null,
+  skipped: string | null = null,
+): TaskResult {
+  const s: StepResult | null =
+    redisUs === null
+      ? null
+      : {
+          ...step,
+          rate: eventsPerSecond,
+          eventsPerSecond,
+          expected: 5_000,
+          received: 4_998,
+          achieved: eventsPerSecond,
+          maxMs: 50,
+          serverCpu: 0.2,
+          redisCpu: 0.1,
+          loadCpu: 0.1,
+          serverUsPerDelivery: 30,
+          pass: true,
+        };
+  return {
+    series,
+    workload: `${streams.toLocaleString('en-US')} streams × 1 at ${eventsPerSecond / 1000}k/s`,
+    streams,
+    eventsPerSecond,
+    sockets: streams / 10,
+    skipped,
+    openFailed: 0,
+    step: s,
+    redisUsPerEntry: redisUs,
+    serverUsPerEntry: redisUs === null ? null : 50,
+  };
+}
+
+const results: TaskResult[] = [
+  result('relay-batch', 1_000, 1_000, 170),
+  result('relay-batch', 10_000, 1_000, 480),
+  result('relay-batch', 50_000, 1_000, 900),
+  result('relay-notify', 1_000, 1_000, 70),
+  result('relay-notify', 10_000, 1_000, 72),
+  result('relay-notify', 50_000, 1_000, 77),
+  result('wsrelay', 50_000, 1_000, null, 'one Redis connection per stream: too many'),
+];
+
+describe('redisGrowth', () => {
+  it('divides the cost at the most streams by the cost at the fewest', () => {
+    expect(redisGrowth(results, 'relay-notify', 1_000)).toBeCloseTo(1.1);
+    expect(redisGrowth(results, 'relay-batch', 1_000)).toBeCloseTo(900 / 170);
+  });
+
+  it('has no growth with fewer than two measured points', () => {
+    expect(redisGrowth(results, 'wsrelay', 1_000)).toBeNull();
+    expect(redisGrowth(results, 'relay-notify', 10_000)).toBeNull();
+  });
+});
+
+describe('renderTasksMarkdown', () => {
+  it('writes one row per workload and series, and why a series did not run', () => {
+    const md = renderTasksMarkdown(results, 5_000).join('\n');
+    expect(md).toContain('5 s per workload after a warm-up');
+    expect(md).toContain(
+      '| 1,000 streams × 1 at 1k/s | streamgate relay, keyspace notifications | 100 | 70.0 | 50.0 | 3.0 / 40.0 | 99.95% |',
+    );
+    expect(md).toContain(
+      '| 50,000 streams × 1 at 1k/s | ws + ioredis relay | 5,000 | not run: one Redis connection per stream: too many | | | |',
+    );
+    expect(md).toContain('streamgate relay, keyspace notifications at 1,000/s 1.10×');
+  });
+
+  it('renders nothing for a run without task workloads', () => {
+    expect(renderTasksMarkdown([], undefined)).toEqual([]);
+  });
+});
+
+describe('renderTasksSvg', () => {
+  it('draws one line per measured series, left to right by streams watched, and skips the unmeasured', () => {
+    const svg = renderTasksSvg(results, 'a & b');
+    expect(svg).toContain('a &amp; b');
+    const paths = [...svg.matchAll(/<path d="([^"]+)"/g)].map((m) => m[1] ?? '');
+    expect(paths).toHaveLength(2);
+    for (const d of paths) {
+      const xs = [...d.matchAll(/[ML]([\d.]+),/g)].map((m) => Number(m[1]));
+      expect(xs).toHaveLength(3);
+      expect([...xs].sort((a, b) => a - b)).toEqual(xs);
+    }
+    expect(svg).toContain('50,000 streams');
+  });
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { chooseWorkloads, parseBenchEnv } from './scale.js';
+import {
+  infeasibleReason,
+  parseFdLimit,
+  seriesOf,
+  seriesSetup,
+  socketCount,
+  TASK_SUBS_PER_SOCKET,
+  TASK_WORKLOADS,
+  taskClients,
+  taskWorkloadName,
+} from './taskWorkloads.js';
+import type { TaskWorkload } from './taskWorkloads.js';
+
+const byName = (name: string): TaskWorkload => {
+  const w = TASK_WORKLOADS.find((x) => x.name === name);
+  if (w === undefined) throw new Error(`no workload ${name}`);
+  return w;
+};
+
+describe('TASK_WORKLOADS', () => {
+  it('holds every stream count at both rates, named as BENCH_WORKLOAD selects them', () => {
+    expect(TASK_WORKLOADS.map((w) => w.name)).toEqual([
+      '1,000 streams × 1 at 1k/s',
+      '1,000 streams × 1 at 10k/s',
+      '10,000 streams × 1 at 1k/s',
+      '10,000 streams × 1 at 10k/s',
+      '50,000 streams × 1 at 1k/s',
+      '50,000 streams × 1 at 10k/s',
+    ]);
+    expect(taskWorkloadName(50_000, 10_000)).toBe('50,000 streams × 1 at 10k/s');
+    expect(taskWorkloadName(100, 500)).toBe('100 streams × 1 at 500/s');
+  });
+
+  it('keeps 50,000 subscriptions on 5,000 sockets, far under a 20k descriptor limit', () => {
+    const w = byName('50,000 streams × 1 at 10k/s');
+    expect(socketCount(w)).toBe(5_000);
+    expect(w.subsPerSocket).toBe(TASK_SUBS_PER_SOCKET);
+  });
+});
+
+describe('taskClients', () => {
+  it('puts each stream on exactly one socket, the last socket holding the remainder', () => {
+    const w: TaskWorkload = { name: 't', streams: 25, eventsPerSecond: 1, subsPerSocket: 10 };
+    const clients = taskClients(w);
+    expect(clients.map((c) => c.length)).toEqual([10, 10, 5]);
+    expect(clients.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+  });
+});
+
+describe('seriesSetup', () => {
+  it('starts the relay in batch mode on a silent Redis, and in notify mode on a Redis notifying Kt', () => {
+    expect(seriesSetup('relay-batch', 19_968)).toEqual({ kind: 'relay', env: { RELAY_READ_MODE: 'batch' }, redisArgs: [] });
+    expect(seriesSetup('relay-notify', 19_968)).toEqual({
+      kind: 'relay',
+      env: { RELAY_READ_MODE: 'notify' },
+      redisArgs: ['--notify-keyspace-events', 'Kt'],
+    });
+  });
+
+  it("raises Redis's client limit for the ws relay's connection per stream", () => {
+    expect(seriesSetup('wsrelay', 19_968).redisArgs).toEqual(['--maxclients', '19968']);
+    expect(seriesSetup('socketio', 19_968).redisArgs).toEqual([]);
+  });
+
+  it('runs both relay series when the relay is chosen, none for the uWS ceiling (it reads no Redis)', () => {
+    expect(seriesOf(['relay'])).toEqual(['relay-batch', 'relay-notify']);
+    expect(seriesOf(['uws', 'socketio', 'wsrelay'])).toEqual(['wsrelay', 'socketio']);
+    expect(seriesOf(['uws'])).toEqual([]);
+  });
+});
+
+describe('infeasibleReason', () => {
+  it('skips the ws relay where one connection per stream passes the descriptor limit, and no one else', () => {
+    expect(infeasibleReason('wsrelay', byName('10,000 streams × 1 at 1k/s'), 20_000)).toBeNull();
+    expect(infeasibleReason('wsrelay', byName('50,000 streams × 1 at 1k/s'), 20_000)).toMatch(
+      /one Redis connection per stream: 50,000 connections and 5,000 sockets exceed the 20,000 file-descriptor limit/,
+    );
+    for (const series of ['relay-batch', 'relay-notify', 'socketio'] as const)
+      expect(infeasibleReason(series, byName('50,000 streams × 1 at 10k/s'), 20_000)).toBeNull();
+  });
+
+  it('skips any server whose sockets alone pass the limit', () => {
+    expect(infeasibleReason('relay-notify', byName('50,000 streams × 1 at 1k/s'), 4_000)).toMatch(/5,000 sockets exceed the 4,000/);
+  });
+});
+
+describe('parseFdLimit', () => {
+  const limits = (value: string): string =>
+    `Limit                     Soft Limit           Hard Limit           Units\nMax processes             63704                63704                processes\nMax open files            ${value}                20000                files\n`;
+
+  it('reads the soft limit, and none for unlimited or a missing line', () => {
+    expect(parseFdLimit(limits('20000'))).toBe(20_000);
+    expect(parseFdLimit(limits('unlimited'))).toBeNull();
+    expect(parseFdLimit('Max processes 1 1 processes\n')).toBeNull();
+  });
+});
+
+describe('workload selection', () => {
+  it('takes an exact name over the names containing it', () => {
+    const all = [{ name: '1 stream × 1k' }, { name: '1 stream × 10k' }];
+    expect(chooseWorkloads(all, '1 stream × 1k')).toEqual([{ name: '1 stream × 1k' }]);
+    expect(chooseWorkloads(all, 'stream')).toEqual(all);
+    expect(chooseWorkloads(all, undefined)).toEqual(all);
+  });
+
+  it('selects one task workload by BENCH_WORKLOAD and no fan-out workload with it', () => {
+    const o = parseBenchEnv({ BENCH_PARTS: 'tasks', BENCH_WORKLOAD: '1,000 streams × 1 at 1k/s', BENCH_SERVERS: 'relay' });
+    expect([...o.parts]).toEqual(['tasks']);
+    expect(o.scale.tasks.workloads.map((w) => w.name)).toEqual(['1,000 streams × 1 at 1k/s']);
+    expect(o.scale.fanout).toEqual([]);
+    expect(o.pin).toBe('auto');
+  });
+
+  it('runs the task workloads by default, and refuses an unknown part or pin mode', () => {
+    expect([...parseBenchEnv({}).parts]).toEqual(['fanout', 'memory', 'storm', 'tasks']);
+    expect(() => parseBenchEnv({ BENCH_PARTS: 'task' })).toThrow(/BENCH_PARTS=fanout,memory,storm,tasks/);
+    expect(() => parseBenchEnv({ BENCH_PIN: 'yes' })).toThrow(/BENCH_PIN=auto\|off/);
+  });
+});
