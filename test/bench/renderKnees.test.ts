@@ -66,6 +66,13 @@ describe('kneeBoundCell', () => {
     expect(cell).toBe('client-bound at 100k/s (server 50%, client side 100%, 5.00 µs/delivery; 200k deliveries per server CPU-second)');
   });
 
+  it('says when neither side had its cores full', () => {
+    const cell = kneeBoundCell(fanout(step({ serverCpu: 0.08, redisCpu: 0.01, loadCpu: 0.06, publisherCpu: 0.05 })));
+    expect(cell).toMatch(/^client-bound at 100k\/s \(server 8%, client side 12% — neither side had its cores full/);
+    // Two client cores at 120% together are not full either.
+    expect(kneeBoundCell(fanout(step({ serverCpu: 0.5, loadCpu: 0.7 })), 2)).toContain('neither side');
+  });
+
   it('shows a dash without a knee', () => {
     expect(kneeBoundCell(fanout(null))).toBe('—');
     expect(kneeBoundCell(undefined)).toBe('—');

@@ -27,15 +27,23 @@ export function kneeBound(knee: StepResult): KneeBound {
   };
 }
 
-/** One table cell: the verdict, both sides' CPU, and the server's cost per delivery at the knee. */
-export function kneeBoundCell(r: FanoutResult | undefined): string {
+/**
+ * One table cell: the verdict, both sides' CPU, and the server's cost per delivery at the knee.
+ * A client-bound knee where the client side's cores were not full either was limited by neither
+ * side's CPU (other load on the machine, or latency): the cell says so rather than blame the client.
+ */
+export function kneeBoundCell(r: FanoutResult | undefined, clientCpuCount = 1): string {
   if (r?.knee === null || r?.knee === undefined) return '—';
   const b = kneeBound(r.knee);
   const pct = (v: number): string => `${(v * 100).toFixed(0)}%`;
   const cost = b.serverUsPerDelivery === null ? '' : `, ${b.serverUsPerDelivery.toFixed(2)} µs/delivery`;
   if (b.bound === 'server') return `server-bound at ${fmtRate(r.knee.rate)}/s (server ${pct(b.serverCores)}${cost})`;
   const perCpu = b.deliveriesPerCpuSecond === null ? '' : `; ${fmtRate(b.deliveriesPerCpuSecond)} deliveries per server CPU-second`;
-  return `client-bound at ${fmtRate(r.knee.rate)}/s (server ${pct(b.serverCores)}, client side ${pct(b.clientCores)}${cost}${perCpu})`;
+  const neither =
+    b.clientCores < SERVER_BOUND_CPU * clientCpuCount
+      ? ' — neither side had its cores full: other load on the machine, or latency, limited it'
+      : '';
+  return `client-bound at ${fmtRate(r.knee.rate)}/s (server ${pct(b.serverCores)}, client side ${pct(b.clientCores)}${neither}${cost}${perCpu})`;
 }
 
 /** The pinning a run had, in one sentence for the report. */
@@ -68,7 +76,8 @@ export function renderKneeBounds(
   lines.push('');
   lines.push(`| workload | ${columns.map((c) => c.label).join(' | ')} |`);
   lines.push(`| --- | ${columns.map(() => '---').join(' | ')} |`);
-  for (const w of workloads) lines.push(`| ${w} | ${columns.map((c) => kneeBoundCell(c.result(w))).join(' | ')} |`);
+  const clientCpuCount = pinning?.pinned === true ? pinning.plan.clientCpus.split(',').length : 1;
+  for (const w of workloads) lines.push(`| ${w} | ${columns.map((c) => kneeBoundCell(c.result(w), clientCpuCount)).join(' | ')} |`);
   lines.push('');
   return lines;
 }
