@@ -1,4 +1,4 @@
-import { startRedis } from '@streamgate/testkit';
+import { startRedis, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import { startBenchServer } from './BenchServer.js';
 import type { BenchContext } from './BenchServer.js';
@@ -96,6 +96,7 @@ async function measureOne(
       timeoutMs: OPEN_TIMEOUT_MS,
     });
     d.log(`  ${opened.ready} sockets subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
+    if (setup.kind === 'wsrelay') await waitForReadLoops(d, redis, w.streams);
     const publisher = await createPublisher(setup.kind, redis.url, server.port);
     try {
       const deps = {
@@ -126,6 +127,28 @@ async function measureOne(
   } finally {
     if (process.env.BENCH_DEBUG === '1') process.stderr.write(server.service.output());
     await server.service.stop(10_000);
+  }
+}
+
+/**
+ * The ws relay confirms a join before its new connection has sent its first `XREAD … $`: entries
+ * written in between are never read. Measuring only once every stream's loop blocks in Redis keeps
+ * that start-up race (thousands of connections opening) out of the delivered share.
+ */
+async function waitForReadLoops(d: TasksDeps, redis: RedisServer, streams: number): Promise<void> {
+  const info = redis.client();
+  try {
+    await waitFor(
+      async () => {
+        const blocked = Number(/blocked_clients:(\d+)/.exec(await info.info('clients'))?.[1] ?? 0);
+        return blocked >= streams;
+      },
+      { timeoutMs: OPEN_TIMEOUT_MS, intervalMs: 200, message: `${streams} ws relay read loops blocked in Redis` },
+    );
+  } catch (error) {
+    d.log(`  measuring anyway: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    info.disconnect();
   }
 }
 
