@@ -3,6 +3,7 @@ import { chooseWorkloads, parseBenchEnv } from './scale.js';
 import {
   infeasibleReason,
   parseFdLimit,
+  seriesDeadline,
   seriesOf,
   seriesSetup,
   socketCount,
@@ -83,6 +84,13 @@ describe('infeasibleReason', () => {
 
   it('skips any server whose sockets alone pass the limit', () => {
     expect(infeasibleReason('relay-notify', byName('50,000 streams × 1 at 1k/s'), 4_000)).toMatch(/5,000 sockets exceed the 4,000/);
+  });
+});
+
+describe('seriesDeadline', () => {
+  it('gives each series its share of the budget, the last one ending at the budget', () => {
+    expect([0, 1, 2, 3].map((i) => seriesDeadline(1_000, 5_000, i, 4))).toEqual([2_000, 3_000, 4_000, 5_000]);
+    expect(seriesDeadline(0, 100, 0, 0)).toBe(100);
   });
 });
 

@@ -107,3 +107,12 @@ export function parseFdLimit(limitsText: string): number | null {
   if (match === null || match[1] === 'unlimited') return null;
   return Number(match[1]);
 }
+
+/**
+ * When series `index` of `count` must stop starting workloads: each gets an equal share of the
+ * budget [start, end), and what an earlier series left unused passes on to the later ones, so the
+ * last series is never starved by the first.
+ */
+export function seriesDeadline(start: number, end: number, index: number, count: number): number {
+  return start + ((end - start) * (index + 1)) / Math.max(1, count);
+}

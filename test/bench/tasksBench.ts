@@ -9,7 +9,7 @@ import type { StepResult } from './fanoutBench.js';
 import { publishState } from './openLoop.js';
 import { pinProcess, usPer } from './pinning.js';
 import type { Scale } from './scale.js';
-import { infeasibleReason, seriesSetup, socketCount, taskClients } from './taskWorkloads.js';
+import { infeasibleReason, seriesDeadline, seriesSetup, socketCount, taskClients } from './taskWorkloads.js';
 import type { SeriesSetup, TaskSeries, TaskWorkload } from './taskWorkloads.js';
 
 export interface TaskResult {
@@ -36,7 +36,7 @@ export interface TasksDeps {
   readonly fdLimit: number;
   readonly mintTokens: (redisUrl: string, streams: readonly string[]) => Promise<string[]>;
   readonly log: (line: string) => void;
-  /** No workload starts after this time (ms since the epoch). */
+  /** No workload starts after this time (ms since the epoch); each series has its share of the time until then. */
   readonly deadline: number;
 }
 
@@ -48,14 +48,16 @@ const WARMUP_MS = 1_000;
 export async function measureTasks(d: TasksDeps): Promise<TaskResult[]> {
   const out: TaskResult[] = [];
   const workloads = d.scale.tasks.workloads;
-  for (const series of d.series) {
+  const startedAt = Date.now();
+  for (const [i, series] of d.series.entries()) {
+    const deadline = seriesDeadline(startedAt, d.deadline, i, d.series.length);
     const setup = seriesSetup(series, Math.max(1_000, d.fdLimit - 32));
     const redis = await startRedis({ args: setup.redisArgs });
     try {
       const redisPid = redis.service?.pid ?? null;
       if (d.ctx.pinning.pinned && redisPid !== null) pinProcess(redisPid, d.ctx.pinning.plan.clientCpus);
       for (const w of workloads) {
-        const reason = infeasibleReason(series, w, d.fdLimit) ?? (Date.now() > d.deadline ? 'time budget spent' : null);
+        const reason = infeasibleReason(series, w, d.fdLimit) ?? (Date.now() > deadline ? 'time budget spent' : null);
         if (reason !== null) {
           d.log(`${series}: ${w.name}: skipped, ${reason}`);
           out.push(skipped(series, w, reason));
