@@ -252,7 +252,7 @@ export function writeReport(r: BenchResults, dir: string): string[] {
   const files = [join(dir, 'results.md'), join(dir, 'results.json'), join(dir, 'chart.svg')];
   writeFileSync(files[0] ?? '', renderMarkdown(r));
   writeFileSync(files[1] ?? '', `${JSON.stringify(r, null, 2)}\n`);
-  if (Object.keys(r.servers).length > 0) writeFileSync(files[2] ?? '', renderSvg(r));
+  if (Object.values(r.servers).some((v) => v.fanout.length > 0)) writeFileSync(files[2] ?? '', renderSvg(r));
   else files.pop();
   if ((r.tasks ?? []).length > 0) {
     const tasksFile = join(dir, 'tasks.svg');
