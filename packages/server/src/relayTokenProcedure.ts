@@ -15,7 +15,7 @@ export type RelayTokenObserver = {
 };
 
 /** A procedure builder with no input yet: `t.procedure` or one with the product's middlewares. */
-export type BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape> = TRPCProcedureBuilder<
+export type BaseProcedureBuilder<TContext, TMeta, TContextOverrides> = TRPCProcedureBuilder<
   TContext,
   TMeta,
   TContextOverrides,
@@ -23,8 +23,7 @@ export type BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape
   TRPCUnsetMarker,
   TRPCUnsetMarker,
   TRPCUnsetMarker,
-  false,
-  TErrorShape
+  false
 >;
 
 export type RelayTokenProcedureOptions<TCtx, TInput, T> = {
@@ -41,11 +40,10 @@ export type RelayTokenProcedureOptions<TCtx, TInput, T> = {
   observer?: RelayTokenObserver;
 };
 
-export type RelayTokenProcedure<TInputIn, TMeta, TErrorShape, T> = TRPCQueryProcedure<{
+export type RelayTokenProcedure<TInputIn, TMeta, T> = TRPCQueryProcedure<{
   input: TInputIn;
   output: RelaySubscription<T>;
   meta: TMeta;
-  errorShape: TErrorShape;
 }>;
 
 /**
@@ -53,10 +51,10 @@ export type RelayTokenProcedure<TInputIn, TMeta, TErrorShape, T> = TRPCQueryProc
  * types through conditionals over the parser type, which TypeScript cannot reduce while the
  * schema is a type parameter; this names the reduced shape (the type-level test pins it).
  */
-type InputBuilder<TCtx, TInput, TInputIn, TMeta, TErrorShape, T> = {
+type InputBuilder<TCtx, TInput, TInputIn, TMeta, T> = {
   query(
     resolver: (opts: { ctx: TCtx; input: TInput; path: string }) => Promise<RelaySubscription<T>>,
-  ): RelayTokenProcedure<TInputIn, TMeta, TErrorShape, T>;
+  ): RelayTokenProcedure<TInputIn, TMeta, T>;
 };
 
 /**
@@ -64,24 +62,17 @@ type InputBuilder<TCtx, TInput, TInputIn, TMeta, TErrorShape, T> = {
  * `RelaySubscription<T>`, so the client learns the stream's payload type from the router type.
  * A denial becomes FORBIDDEN with the product's reason as message.
  */
-export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TErrorShape, TSchema extends z.ZodType, T>(
-  procedure: BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>,
+export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema extends z.ZodType, T>(
+  procedure: BaseProcedureBuilder<TContext, TMeta, TContextOverrides>,
   options: RelayTokenProcedureOptions<
-    inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>>['ctx'],
+    inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides>>['ctx'],
     z.output<TSchema>,
     T
   > & { input: TSchema },
-): RelayTokenProcedure<z.input<TSchema>, TMeta, TErrorShape, T> {
-  type Ctx = inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides, TErrorShape>>['ctx'];
+): RelayTokenProcedure<z.input<TSchema>, TMeta, T> {
+  type Ctx = inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides>>['ctx'];
   const { authorize, stream, issuer, observer } = options;
-  const builder = procedure.input(options.input) as unknown as InputBuilder<
-    Ctx,
-    z.output<TSchema>,
-    z.input<TSchema>,
-    TMeta,
-    TErrorShape,
-    T
-  >;
+  const builder = procedure.input(options.input) as unknown as InputBuilder<Ctx, z.output<TSchema>, z.input<TSchema>, TMeta, T>;
   return builder.query(async ({ ctx, input, path }) => {
     observer?.requested?.({ path });
     const decision = await authorize(ctx, input);
