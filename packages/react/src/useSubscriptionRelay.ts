@@ -1,107 +1,71 @@
-import { useEffect, useRef, useState } from 'react';
-import type { EventMeta, RecoveryInfo, ResetInfo, SubscriptionError, SubscriptionState } from '@streamgate/client';
-import type { RelaySubscription, StreamId } from '@streamgate/protocol';
-import { useRelayClient } from './RelayProvider.js';
 import { stableKey } from './stableKey.js';
+import type {
+  InferReactQueryInput,
+  InferReactQueryPayload,
+  ReactQueryOutput,
+  ReactQueryTokenProcedure,
+  RelayTokenProcedure,
+} from './tokenProcedures.js';
+import type { RelaySubscription } from '@streamgate/protocol';
+import { useTokenSubscription } from './useTokenSubscription.js';
+import type { SubscriptionRelayCallbacks, SubscriptionRelayResult } from './useTokenSubscription.js';
 
-/**
- * Anything with `query(input)` resolving to a relay token, such as a tRPC vanilla client
- * procedure (`trpcClient.demo.token`). The token's phantom type carries the payload type.
- */
-export interface RelayTokenProcedure<TInput, TPayload> {
-  query: (input: TInput) => Promise<RelaySubscription<TPayload>>;
-}
-
-/** The payload type of a token procedure. */
-export type InferRelayProcedurePayload<P> = P extends RelayTokenProcedure<never, infer T> ? T : never;
-
-export interface UseSubscriptionRelayOptions<TInput, TPayload> {
+/** Options with a vanilla tRPC client procedure: the hook calls `query.query(input)`. */
+export interface UseSubscriptionRelayOptions<TInput, TPayload> extends SubscriptionRelayCallbacks<TPayload> {
   query: RelayTokenProcedure<TInput, TPayload>;
   /** Compared by a stable JSON key: a structurally different input resubscribes. */
   input: NoInfer<TInput>;
-  /**
-   * Called for every event; the latest function is used without resubscribing. The payload type
-   * comes from `query` alone, so a callback annotated with another type is an error, not a cast.
-   */
-  onSubscriptionData: (data: NoInfer<TPayload>, meta: EventMeta) => void;
-  /** `false` unsubscribes (state `idle`). Default true. */
-  enabled?: boolean;
-  /** Resume after this id when the subscription starts. */
-  from?: StreamId;
-  onError?: (error: SubscriptionError) => void;
-  /** The relay could not resume without a gap: reload the state built from earlier events. */
-  onRecovery?: (info: RecoveryInfo) => void;
-  /**
-   * The stream was recreated while subscribed: drop what was built from the old incarnation;
-   * its new entries (ids possibly lower than before) follow, each once, in order.
-   */
-  onReset?: (info: ResetInfo) => void;
 }
 
-export interface SubscriptionRelayResult {
-  state: SubscriptionState | 'idle';
-  /** The latest error; cleared when the subscription is live again. */
-  error: SubscriptionError | undefined;
-  position: StreamId | undefined;
+/** Options with a classic `@trpc/react-query` procedure: the hook calls `useQuery.useQuery(input)`. */
+export interface UseReactQuerySubscriptionRelayOptions<P> extends SubscriptionRelayCallbacks<InferReactQueryPayload<P>> {
+  useQuery: P;
+  /** Compared by a stable JSON key: a structurally different input resubscribes. */
+  input: InferReactQueryInput<P>;
 }
 
-const IDLE: SubscriptionRelayResult = { state: 'idle', error: undefined, position: undefined };
+type ProcedureInput<P> = P extends RelayTokenProcedure<infer I, unknown> ? I : InferReactQueryInput<P>;
+type ProcedurePayload<P> = P extends RelayTokenProcedure<never, infer T> ? T : InferReactQueryPayload<P>;
+type RelayOptionsFor<P, TInput, TPayload> = SubscriptionRelayCallbacks<TPayload> & { input: TInput } & (
+    | { query: P & RelayTokenProcedure<TInput, TPayload>; useQuery?: never }
+    | {
+        // A procedure whose output is no relay token is refused here, where the mistake is.
+        useQuery: ReactQueryOutput<P> extends RelaySubscription<unknown> ? P & ReactQueryTokenProcedure<TInput, TPayload> : never;
+        query?: never;
+      }
+  );
 
 /**
- * Subscribes to the relay stream whose token `query(input)` mints, for as long as the component
- * is mounted and `enabled`. Every event re-renders with the new `position`.
+ * Subscribes to the relay stream whose token the procedure mints for `input`, for as long as the
+ * component is mounted and `enabled`. Every event re-renders with the new `position`. The key
+ * that holds the procedure says which tRPC integration it comes from, and must stay the same for
+ * the component's lifetime (a classic procedure's `useQuery` is a hook this hook calls).
  */
-export function useSubscriptionRelay<TInput, TPayload>(options: UseSubscriptionRelayOptions<TInput, TPayload>): SubscriptionRelayResult {
-  const client = useRelayClient();
-  const [result, setResult] = useState<SubscriptionRelayResult>(IDLE);
-  // Callbacks, the procedure (a fresh tRPC proxy on every render) and `from` are read through
-  // this ref, so only the input's key, `enabled` and the client decide when to resubscribe.
-  const latest = useRef(options);
-  useEffect(() => {
-    latest.current = options;
-  });
-  const enabled = options.enabled ?? true;
+export function useSubscriptionRelay<
+  P extends RelayTokenProcedure<never, unknown> | ReactQueryTokenProcedure<never, unknown>,
+  TInput = ProcedureInput<P>,
+  TPayload = ProcedurePayload<P>,
+>(options: RelayOptionsFor<P, TInput, TPayload>): SubscriptionRelayResult;
+export function useSubscriptionRelay<TInput, TPayload>(
+  options:
+    | UseSubscriptionRelayOptions<TInput, TPayload>
+    | (SubscriptionRelayCallbacks<TPayload> & { useQuery: ReactQueryTokenProcedure<TInput, TPayload>; input: TInput }),
+): SubscriptionRelayResult {
   const inputKey = stableKey(options.input);
-
-  useEffect(() => {
-    if (!enabled) {
-      setResult(IDLE);
-      return undefined;
-    }
-    // Callbacks of a subscription being replaced must not write over its successor's result.
-    let active = true;
-    const sub = client.subscribe<TPayload>({
-      getToken: () => latest.current.query.query(latest.current.input),
-      from: latest.current.from,
-      onEvent: (data, meta) => {
-        if (!active) return;
-        setResult((r) => ({ ...r, position: meta.id }));
-        latest.current.onSubscriptionData(data, meta);
-      },
-      onStateChange: (state) => {
-        if (!active) return;
-        setResult((r) => ({ ...r, state, error: state === 'live' ? undefined : r.error, position: sub.position }));
-      },
-      onError: (error) => {
-        if (!active) return;
-        setResult((r) => ({ ...r, error }));
-        latest.current.onError?.(error);
-      },
-      onRecovery: (info) => {
-        if (active) latest.current.onRecovery?.(info);
-      },
-      onReset: (info) => {
-        if (!active) return;
-        setResult((r) => ({ ...r, position: info.position }));
-        latest.current.onReset?.(info);
-      },
-    });
-    setResult({ state: sub.state, error: undefined, position: sub.position });
-    return () => {
-      active = false;
-      sub.unsubscribe();
-    };
-  }, [client, enabled, inputKey]);
-
-  return result;
+  if ('query' in options) {
+    const { query, input } = options;
+    return useTokenSubscription(() => query.query(input), inputKey, options);
+  }
+  // Disabled: the query only lends its cache entry and fetch; `refetch` runs it when the relay
+  // needs a token, joining a fetch in flight rather than cancelling it.
+  const { refetch } = options.useQuery.useQuery(options.input, { enabled: false });
+  return useTokenSubscription(
+    async () => {
+      const { data } = await refetch({ throwOnError: true, cancelRefetch: false });
+      if (data === undefined) throw new Error('useSubscriptionRelay: the token query resolved without data');
+      return data;
+    },
+    inputKey,
+    options,
+  );
 }

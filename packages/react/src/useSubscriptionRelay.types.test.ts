@@ -4,7 +4,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { EventMeta } from '@streamgate/client';
 import type { RelaySubscription } from '@streamgate/protocol';
 import { useSubscriptionRelay } from './useSubscriptionRelay.js';
-import type { InferRelayProcedurePayload } from './useSubscriptionRelay.js';
+import type { InferRelayProcedurePayload } from './tokenProcedures.js';
 
 type PriceTick = { pair: string; price: number; at: Date };
 
