@@ -1,0 +1,32 @@
+import { useState } from 'react';
+import type { ReactNode } from 'react';
+import { useSubscriptionRelay } from '@streamgate/react/tanstack';
+import type { Tick } from './router.js';
+import { useTRPC } from './trpc.js';
+
+export function Ticker({ stream }: { stream: string }): ReactNode {
+  const trpc = useTRPC();
+  const [ticks, setTicks] = useState<Tick[]>([]);
+  const { state } = useSubscriptionRelay({
+    queryOptions: trpc.demo.token,
+    input: { stream },
+    // `tick` is a Tick, inferred from the router: no annotation, no cast.
+    onSubscriptionData: (tick) => setTicks((previous) => [...previous, tick]),
+  });
+  useSubscriptionRelay({
+    queryOptions: trpc.demo.token,
+    input: { stream },
+    // @ts-expect-error the payload is a Tick, so a callback taking a string does not fit
+    onSubscriptionData: (text: string) => text.length,
+  });
+  return (
+    <section>
+      <p>{state}</p>
+      <ol>
+        {ticks.map((tick) => (
+          <li key={tick.seq}>{tick.text}</li>
+        ))}
+      </ol>
+    </section>
+  );
+}
