@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import eslintConfigPrettier from 'eslint-config-prettier/flat';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'eslint.config.js', 'test/bench/results/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'eslint.config.js', 'test/bench/results/**', 'scripts/consumer/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

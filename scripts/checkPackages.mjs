@@ -13,7 +13,25 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import process from 'node:process';
 import { gzipSync } from 'node:zlib';
+
+/**
+ * @typedef {{ name: string; version: string; private?: boolean; dependencies?: Record<string, string>;
+ *   devDependencies?: Record<string, string>; overrides?: Record<string, string> }} Manifest
+ */
+
+/** @param {string} file @returns {Manifest} */
+function readManifest(file) {
+  /** @type {unknown} */
+  const parsed = JSON.parse(readFileSync(file, 'utf8'));
+  return /** @type {Manifest} */ (parsed);
+}
+
+/** @param {string} line */
+function say(line) {
+  process.stdout.write(`${line}\n`);
+}
 
 const root = join(import.meta.dirname, '..');
 const PACKAGES = ['protocol', 'client', 'react', 'server'];
@@ -24,35 +42,45 @@ const INGEST_MARKERS = ['ingestEventSchema', 'ingestBlockEventSchema', 'ingestRe
 const keep = process.argv.includes('--keep');
 const started = Date.now();
 
+/** @param {string} title */
 function step(title) {
-  console.log(`== packages: ${title} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  say(`== packages: ${title} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
 
+/** @param {string} message @returns {never} */
 function fail(message) {
-  console.error(`checkPackages: ${message}`);
+  process.stderr.write(`checkPackages: ${message}\n`);
   process.exit(1);
 }
 
-/** Runs a command, streaming its output; a non-zero exit ends the check naming the command. */
-function run(cmd, args, cwd, env = {}) {
+/**
+ * Runs a command, streaming its output; a non-zero exit ends the check naming the command.
+ * @param {string} cmd @param {string[]} args @param {string} cwd
+ */
+function run(cmd, args, cwd) {
   try {
-    execFileSync(cmd, args, { cwd, stdio: 'inherit', env: { ...process.env, ...env } });
+    execFileSync(cmd, args, { cwd, stdio: 'inherit' });
   } catch {
     fail(`\`${cmd} ${args.join(' ')}\` failed in ${cwd}`);
   }
 }
 
-/** Like run, but the output is shown only when the command fails (pnpm pack lists every file). */
+/**
+ * Like run, but the output is shown only when the command fails (pnpm pack lists every file).
+ * @param {string} cmd @param {string[]} args @param {string} cwd
+ */
 function quiet(cmd, args, cwd) {
   try {
     execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
-    process.stdout.write(String(error.stdout ?? ''));
-    process.stderr.write(String(error.stderr ?? ''));
+    const output = /** @type {{ stdout?: string; stderr?: string }} */ (error);
+    process.stdout.write(output.stdout ?? '');
+    process.stderr.write(output.stderr ?? '');
     fail(`\`${cmd} ${args.join(' ')}\` failed in ${cwd}`);
   }
 }
 
+/** @param {string} cmd @param {string[]} args @param {string} cwd */
 function capture(cmd, args, cwd) {
   return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 }
@@ -61,7 +89,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'streamgate-packages-'));
 // npm must not see the workspace: no parent package.json, no .npmrc of ours, a cache of its own
 // is not needed (the user's cache is what a user has).
 process.on('exit', () => {
-  if (keep) console.log(`scratch kept: ${scratch}`);
+  if (keep) say(`scratch kept: ${scratch}`);
   else rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -72,25 +100,27 @@ run('npx', ['pnpm', '-r', ...PACKAGES.flatMap((name) => ['--filter', `./packages
 step('pack');
 const tarballDir = join(scratch, 'tarballs');
 mkdirSync(tarballDir);
+/** @type {Record<string, string>} */
 const tarballs = {};
 for (const name of PACKAGES) {
   const dir = join(root, 'packages', name);
-  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const manifest = readManifest(join(dir, 'package.json'));
   if (manifest.private) fail(`packages/${name} is private: it cannot be published`);
   const before = new Set(readdirSync(tarballDir));
   quiet('npx', ['pnpm', 'pack', '--pack-destination', tarballDir], dir);
   const made = readdirSync(tarballDir).filter((f) => !before.has(f));
   if (made.length !== 1) fail(`pnpm pack in packages/${name} made ${made.length} files`);
-  const tarball = join(tarballDir, made[0]);
+  const file = made[0] ?? fail(`pnpm pack in packages/${name} made no file`);
+  const tarball = join(tarballDir, file);
   const packed = capture('tar', ['-xzOf', tarball, 'package/package.json'], root);
-  if (packed.includes('workspace:')) fail(`${made[0]} still names a workspace: version:\n${packed}`);
+  if (packed.includes('workspace:')) fail(`${file} still names a workspace: version:\n${packed}`);
   const listing = capture('tar', ['-tzf', tarball], root).split('\n');
   for (const required of ['package/README.md', 'package/dist/index.js', 'package/dist/index.d.ts']) {
-    if (!listing.includes(required)) fail(`${made[0]} lacks ${required.slice('package/'.length)}`);
+    if (!listing.includes(required)) fail(`${file} lacks ${required.slice('package/'.length)}`);
   }
-  if (listing.some((f) => /\.test\.tsx?$/.test(f))) fail(`${made[0]} contains test files`);
+  if (listing.some((f) => /\.test\.tsx?$/.test(f))) fail(`${file} contains test files`);
   tarballs[manifest.name] = tarball;
-  console.log(`${manifest.name}@${manifest.version}: ${listing.filter(Boolean).length} files`);
+  say(`${manifest.name}@${manifest.version}: ${listing.filter(Boolean).length} files`);
 }
 
 step('release dry run');
@@ -100,14 +130,17 @@ quiet(
   root,
 );
 
-/** The fixture's package.json with every @streamgate/* dependency taken from its tarball. */
+/**
+ * The fixture's package.json with every @streamgate/* dependency taken from its tarball.
+ * @param {string} fixture
+ */
 function consumerManifest(fixture) {
-  const manifest = JSON.parse(readFileSync(join(fixture, 'package.json'), 'utf8'));
-  for (const field of ['dependencies', 'devDependencies']) {
-    for (const dep of Object.keys(manifest[field] ?? {})) {
+  const manifest = readManifest(join(fixture, 'package.json'));
+  for (const deps of [manifest.dependencies ?? {}, manifest.devDependencies ?? {}]) {
+    for (const dep of Object.keys(deps)) {
       if (!dep.startsWith('@streamgate/')) continue;
-      if (tarballs[dep] === undefined) fail(`${fixture} depends on ${dep}, which is not one of the published packages`);
-      manifest[field][dep] = `file:${tarballs[dep]}`;
+      const tarball = tarballs[dep] ?? fail(`${fixture} depends on ${dep}, which is not one of the published packages`);
+      deps[dep] = `file:${tarball}`;
     }
   }
   // A package's own @streamgate/* dependencies (react → client, protocol) are not on the registry
@@ -215,7 +248,7 @@ const minified = readFileSync(join(probe, 'out', 'bundle.min.js'));
 const plain = readFileSync(join(probe, 'out', 'bundle.js'), 'utf8');
 const gzipBytes = gzipSync(minified).length;
 const found = INGEST_MARKERS.filter((m) => plain.includes(m) || minified.includes(m));
-console.log(
+say(
   `client+react bundle: ${(minified.length / 1024).toFixed(1)} kB minified, ${(gzipBytes / 1024).toFixed(1)} kB gzip ` +
     `(limit ${BUNDLE_LIMIT_BYTES / 1024} kB, React external)`,
 );
