@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * Codes carried by `error` frames. Each is either about one subscription (the frame names its

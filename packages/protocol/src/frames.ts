@@ -1,4 +1,6 @@
-import { z } from 'zod';
+// zod/mini: its schemas tree-shake, so a browser bundle carries only the checks the frames use
+// (the classic API cannot be split and would outweigh the whole client).
+import * as z from 'zod/mini';
 import { errorCodeSchema } from './errorCodes.js';
 import { streamIdSchema } from './streamId.js';
 import { streamNameSchema } from './streamName.js';
@@ -9,11 +11,9 @@ export const PROTOCOL_VERSION = 1;
 /** Client-chosen id of one subscription on one socket; it correlates every control frame. */
 export const subscriptionIdSchema = z
   .string()
-  .min(1)
-  .max(64)
-  .regex(/^[A-Za-z0-9_.:-]+$/, 'may contain only letters, digits and _ . : -');
+  .check(z.minLength(1), z.maxLength(64), z.regex(/^[A-Za-z0-9_.:-]+$/, 'may contain only letters, digits and _ . : -'));
 
-const tokenSchema = z.string().min(1).max(8192);
+const tokenSchema = z.string().check(z.minLength(1), z.maxLength(8192));
 
 // ---- client → server ---------------------------------------------------------------------
 
@@ -22,7 +22,7 @@ export const subscribeFrameSchema = z.strictObject({
   sid: subscriptionIdSchema,
   token: tokenSchema,
   /** Last id the client saw on this stream; omitted for a fresh subscription that starts live. */
-  from: streamIdSchema.optional(),
+  from: z.optional(streamIdSchema),
 });
 
 export const unsubscribeFrameSchema = z.strictObject({
@@ -39,7 +39,7 @@ export const refreshFrameSchema = z.strictObject({
 
 export const pingFrameSchema = z.strictObject({
   op: z.literal('ping'),
-  t: z.number().optional(),
+  t: z.optional(z.number()),
 });
 
 export const clientFrameSchema = z.discriminatedUnion('op', [
@@ -62,7 +62,7 @@ export const welcomeFrameSchema = z.object({
   op: z.literal('welcome'),
   protocol: z.literal(PROTOCOL_VERSION),
   node: z.string(),
-  limits: z.object({ maxFrameBytes: z.number().int(), maxSubscriptions: z.number().int() }),
+  limits: z.object({ maxFrameBytes: z.int(), maxSubscriptions: z.int() }),
 });
 
 /**
@@ -84,7 +84,7 @@ export const subscribedFrameSchema = z.object({
   /** The position delivery continues after: the client's new last id. */
   position: streamIdSchema,
   /** Token expiry, seconds since the epoch. */
-  exp: z.number().int(),
+  exp: z.int(),
 });
 
 /** Catch-up is over; what follows for this stream arrives live. */
@@ -123,7 +123,7 @@ export const streamResetFrameSchema = z.object({
 
 export const errorFrameSchema = z.object({
   op: z.literal('error'),
-  sid: subscriptionIdSchema.optional(),
+  sid: z.optional(subscriptionIdSchema),
   code: errorCodeSchema,
   retryable: z.boolean(),
   message: z.string(),
@@ -140,13 +140,13 @@ export const unsubscribedFrameSchema = z.object({
 export const refreshTokenFrameSchema = z.object({
   op: z.literal('refresh_token'),
   sid: subscriptionIdSchema,
-  exp: z.number().int(),
+  exp: z.int(),
 });
 
 export const refreshedFrameSchema = z.object({
   op: z.literal('refreshed'),
   sid: subscriptionIdSchema,
-  exp: z.number().int(),
+  exp: z.int(),
 });
 
 /** Sent before a drain close: reconnect now and resume each subscription from these ids. */
@@ -155,10 +155,10 @@ export const reconnectFrameSchema = z.object({
   reason: z.enum(['drain']),
   positions: z.array(z.object({ sid: subscriptionIdSchema, stream: streamNameSchema, id: streamIdSchema })),
   /** Milliseconds from the start of the pod's drain to this notice: lets clients observe the spread. */
-  sinceDrainMs: z.number().int().nonnegative().optional(),
+  sinceDrainMs: z.optional(z.int().check(z.nonnegative())),
 });
 
-export const pongFrameSchema = z.object({ op: z.literal('pong'), t: z.number().optional() });
+export const pongFrameSchema = z.object({ op: z.literal('pong'), t: z.optional(z.number()) });
 
 export const serverFrameSchema = z.discriminatedUnion('op', [
   welcomeFrameSchema,

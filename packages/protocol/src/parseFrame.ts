@@ -1,13 +1,19 @@
-import type { z } from 'zod';
+import { config } from 'zod/mini';
+import type { core } from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { clientFrameSchema, clientOps, serverFrameSchema, subscriptionIdSchema } from './frames.js';
 import type { ClientFrame, ServerFrame } from './frames.js';
 import { relayError } from './errorCodes.js';
 import type { RelayError } from './errorCodes.js';
 
+// zod/mini ships no messages ("Invalid input" for everything); a refusal must say what was
+// wrong, in the same words whichever zod build a process loaded first (classic sets English too).
+config(en());
+
 /** On failure, `sid` is the frame's subscription id when it had a valid one, so the error can name it. */
 export type ParseResult<T> = { ok: true; frame: T } | { ok: false; error: RelayError; sid?: string };
 
-function describe(error: z.ZodError): string {
+function describe(error: core.$ZodError): string {
   return error.issues
     .slice(0, 3)
     .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(frame)'}: ${issue.message}`)

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * A Redis stream entry id, `<ms>-<seq>`. Every position a client holds is one of these, so
@@ -6,12 +6,12 @@ import { z } from 'zod';
  */
 const U64_MAX = '18446744073709551615';
 
-export const streamIdSchema = z
-  .string()
-  .max(41)
-  .regex(/^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})$/, 'must be a Redis stream id like 1700000000000-0')
+export const streamIdSchema = z.string().check(
+  z.maxLength(41),
+  z.regex(/^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})$/, 'must be a Redis stream id like 1700000000000-0'),
   // Redis refuses parts above 2^64-1; such an id could never be a position.
-  .refine((id) => id.split('-').every((part) => compareDecimal(part, U64_MAX) <= 0), 'each part must be at most 2^64-1');
+  z.refine((id) => id.split('-').every((part) => compareDecimal(part, U64_MAX) <= 0), 'each part must be at most 2^64-1'),
+);
 
 export type StreamId = z.infer<typeof streamIdSchema>;
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * A stream's name is its Redis key, verbatim: a producer in any language XADDs to this key and
@@ -6,8 +6,6 @@ import { z } from 'zod';
  */
 export const streamNameSchema = z
   .string()
-  .min(1)
-  .max(200)
-  .regex(/^[A-Za-z0-9_.:{}\-/]+$/, 'may contain only letters, digits and _ . : { } - /');
+  .check(z.minLength(1), z.maxLength(200), z.regex(/^[A-Za-z0-9_.:{}\-/]+$/, 'may contain only letters, digits and _ . : { } - /'));
 
 export type StreamName = z.infer<typeof streamNameSchema>;

@@ -15,8 +15,8 @@ export const venueSchema = z
     appKey: z.string().min(1),
     /** The symbols this worker may serve; each is the stream `<streamPrefix><SYMBOL>`, run while demanded. */
     symbols: z.array(venueSymbolSchema).min(1),
-    streamPrefix: streamNameSchema.optional(),
-    controlStream: streamNameSchema.optional(),
+    streamPrefix: z.optional(streamNameSchema),
+    controlStream: z.optional(streamNameSchema),
     kinds: z.array(venueKindSchema).min(1).default(['snapshot', 'quote', 'tick']),
     /** Kinds counted in coverage; only declare what the venue was seen to publish. */
     declaredKinds: z.array(venueKindSchema).min(1).optional(),

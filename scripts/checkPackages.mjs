@@ -1,0 +1,259 @@
+#!/usr/bin/env node
+// Installs the publishable packages the way a product team does: packed tarballs, plain npm, a
+// project outside the workspace. Workspace links and the `streamgate-source` condition hide
+// exactly the failures a user meets (a `workspace:*` left in a tarball, a declaration naming a
+// Node module, a browser bundle dragging in server code), so nothing here resolves through them.
+//
+//   node scripts/checkPackages.mjs [--keep]     (--keep leaves the scratch directory for a look)
+//
+// Steps: build → pack → publish dry run → per fixture in scripts/consumer/*/: npm install,
+// tsc (strict, skipLibCheck false), vite build → browser-only typecheck and bundle size of
+// client+react (React external, at most 20 kB gzip, no ingest schema).
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { gzipSync } from 'node:zlib';
+
+/**
+ * @typedef {{ name: string; version: string; private?: boolean; dependencies?: Record<string, string>;
+ *   devDependencies?: Record<string, string>; overrides?: Record<string, string> }} Manifest
+ */
+
+/** @param {string} file @returns {Manifest} */
+function readManifest(file) {
+  /** @type {unknown} */
+  const parsed = JSON.parse(readFileSync(file, 'utf8'));
+  return /** @type {Manifest} */ (parsed);
+}
+
+/** @param {string} line */
+function say(line) {
+  process.stdout.write(`${line}\n`);
+}
+
+const root = join(import.meta.dirname, '..');
+const PACKAGES = ['protocol', 'client', 'react', 'server'];
+const BUNDLE_LIMIT_BYTES = 20 * 1024;
+// Names and literals of the ingest event schemas: none belongs in a browser bundle. The literals
+// survive minification, the names only an unminified build, so both builds are scanned.
+const INGEST_MARKERS = ['ingestEventSchema', 'ingestBlockEventSchema', 'ingestReorgEventSchema', "'reorg'", '"reorg"', 'backfill_limit'];
+const keep = process.argv.includes('--keep');
+const started = Date.now();
+
+/** @param {string} title */
+function step(title) {
+  say(`== packages: ${title} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}
+
+/** @param {string} message @returns {never} */
+function fail(message) {
+  process.stderr.write(`checkPackages: ${message}\n`);
+  process.exit(1);
+}
+
+/**
+ * Runs a command, streaming its output; a non-zero exit ends the check naming the command.
+ * @param {string} cmd @param {string[]} args @param {string} cwd
+ */
+function run(cmd, args, cwd) {
+  try {
+    execFileSync(cmd, args, { cwd, stdio: 'inherit' });
+  } catch {
+    fail(`\`${cmd} ${args.join(' ')}\` failed in ${cwd}`);
+  }
+}
+
+/**
+ * Like run, but the output is shown only when the command fails (pnpm pack lists every file).
+ * @param {string} cmd @param {string[]} args @param {string} cwd
+ */
+function quiet(cmd, args, cwd) {
+  try {
+    execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const output = /** @type {{ stdout?: string; stderr?: string }} */ (error);
+    process.stdout.write(output.stdout ?? '');
+    process.stderr.write(output.stderr ?? '');
+    fail(`\`${cmd} ${args.join(' ')}\` failed in ${cwd}`);
+  }
+}
+
+/** @param {string} cmd @param {string[]} args @param {string} cwd */
+function capture(cmd, args, cwd) {
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'streamgate-packages-'));
+// npm must not see the workspace: no parent package.json, no .npmrc of ours, a cache of its own
+// is not needed (the user's cache is what a user has).
+process.on('exit', () => {
+  if (keep) say(`scratch kept: ${scratch}`);
+  else rmSync(scratch, { recursive: true, force: true });
+});
+
+step('build');
+for (const name of PACKAGES) rmSync(join(root, 'packages', name, 'dist'), { recursive: true, force: true });
+run('npx', ['pnpm', '-r', ...PACKAGES.flatMap((name) => ['--filter', `./packages/${name}`]), 'run', 'build'], root);
+
+step('pack');
+const tarballDir = join(scratch, 'tarballs');
+mkdirSync(tarballDir);
+/** @type {Record<string, string>} */
+const tarballs = {};
+for (const name of PACKAGES) {
+  const dir = join(root, 'packages', name);
+  const manifest = readManifest(join(dir, 'package.json'));
+  if (manifest.private) fail(`packages/${name} is private: it cannot be published`);
+  const before = new Set(readdirSync(tarballDir));
+  quiet('npx', ['pnpm', 'pack', '--pack-destination', tarballDir], dir);
+  const made = readdirSync(tarballDir).filter((f) => !before.has(f));
+  if (made.length !== 1) fail(`pnpm pack in packages/${name} made ${made.length} files`);
+  const file = made[0] ?? fail(`pnpm pack in packages/${name} made no file`);
+  const tarball = join(tarballDir, file);
+  const packed = capture('tar', ['-xzOf', tarball, 'package/package.json'], root);
+  if (packed.includes('workspace:')) fail(`${file} still names a workspace: version:\n${packed}`);
+  const listing = capture('tar', ['-tzf', tarball], root).split('\n');
+  for (const required of ['package/README.md', 'package/dist/index.js', 'package/dist/index.d.ts']) {
+    if (!listing.includes(required)) fail(`${file} lacks ${required.slice('package/'.length)}`);
+  }
+  if (listing.some((f) => /\.test\.tsx?$/.test(f))) fail(`${file} contains test files`);
+  tarballs[manifest.name] = tarball;
+  say(`${manifest.name}@${manifest.version}: ${listing.filter(Boolean).length} files`);
+}
+
+step('release dry run');
+quiet(
+  'npx',
+  ['pnpm', '-r', ...PACKAGES.flatMap((name) => ['--filter', `./packages/${name}`]), 'publish', '--dry-run', '--no-git-checks'],
+  root,
+);
+
+/**
+ * The fixture's package.json with every @streamgate/* dependency taken from its tarball.
+ * @param {string} fixture
+ */
+function consumerManifest(fixture) {
+  const manifest = readManifest(join(fixture, 'package.json'));
+  for (const deps of [manifest.dependencies ?? {}, manifest.devDependencies ?? {}]) {
+    for (const dep of Object.keys(deps)) {
+      if (!dep.startsWith('@streamgate/')) continue;
+      const tarball = tarballs[dep] ?? fail(`${fixture} depends on ${dep}, which is not one of the published packages`);
+      deps[dep] = `file:${tarball}`;
+    }
+  }
+  // A package's own @streamgate/* dependencies (react → client, protocol) are not on the registry
+  // yet: the tarballs stand in for the versions about to be published.
+  manifest.overrides = Object.fromEntries(Object.entries(tarballs).map(([dep, file]) => [dep, `file:${file}`]));
+  return manifest;
+}
+
+const consumers = join(root, 'scripts', 'consumer');
+const fixtures = readdirSync(consumers, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+if (fixtures.length === 0) fail(`no fixture in ${consumers}`);
+
+let vanillaDir;
+for (const fixture of fixtures) {
+  const source = join(consumers, fixture);
+  const dir = join(scratch, fixture);
+  cpSync(source, dir, { recursive: true, filter: (f) => !/[/\\](node_modules|dist)$/.test(f) });
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(consumerManifest(source), null, 2)}\n`);
+  const expectErrors = capture('grep', ['-rc', '@ts-expect-error', join(dir, 'src')], root)
+    .split('\n')
+    .reduce((n, line) => n + Number(line.split(':').pop() || 0), 0);
+  if (expectErrors === 0) fail(`scripts/consumer/${fixture}/src has no @ts-expect-error line: inference is not checked`);
+
+  step(`${fixture}: npm install`);
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+
+  step(`${fixture}: tsc --strict --skipLibCheck false (${expectErrors} @ts-expect-error line(s) must be errors)`);
+  // The flags override the fixture's tsconfig, so no fixture can relax them. An @ts-expect-error
+  // line that is no longer an error is itself an error (TS2578), so broken inference fails here.
+  run(join(dir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', '--noEmit', '--strict', '--skipLibCheck', 'false'], dir);
+
+  step(`${fixture}: vite build`);
+  run(join(dir, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn'], dir);
+  const assets = join(dir, 'dist', 'assets');
+  for (const file of readdirSync(assets).filter((f) => f.endsWith('.js'))) {
+    const code = readFileSync(join(assets, file), 'utf8');
+    const found = INGEST_MARKERS.filter((m) => code.includes(m));
+    if (found.length > 0) fail(`${fixture}'s app bundle ${file} contains ingest schema code: ${found.join(', ')}`);
+  }
+  if (fixture === 'vanilla') vanillaDir = dir;
+}
+if (vanillaDir === undefined) fail('the vanilla fixture is missing: it carries the browser-only checks');
+
+step('browser-only typecheck of client, react and protocol (no Node types)');
+// A browser project has no @types/node: the three browser packages must typecheck without it.
+const probe = join(vanillaDir, 'browser-probe');
+mkdirSync(probe);
+writeFileSync(
+  join(probe, 'probe.ts'),
+  [
+    "export * from '@streamgate/client';",
+    "export * from '@streamgate/react';",
+    "export { parseServerFrame, compareStreamIds } from '@streamgate/protocol';",
+    '',
+  ].join('\n'),
+);
+writeFileSync(join(probe, 'entry.ts'), "export * from '@streamgate/client';\nexport * from '@streamgate/react';\n");
+writeFileSync(
+  join(probe, 'tsconfig.json'),
+  JSON.stringify({
+    compilerOptions: {
+      target: 'ES2022',
+      lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+      module: 'ESNext',
+      moduleResolution: 'Bundler',
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+      types: [],
+    },
+    files: ['probe.ts'],
+  }),
+);
+run(join(vanillaDir, 'node_modules', '.bin', 'tsc'), ['-p', join(probe, 'tsconfig.json')], probe);
+
+step('client+react bundle (React external)');
+// Everything @streamgate/client and @streamgate/react export, so the figure is an upper bound of
+// what any page pays; React is the page's own. Built twice: minified to measure, unminified so
+// the schema names can be searched for.
+writeFileSync(
+  join(probe, 'bundle.mjs'),
+  `import { build } from 'vite';
+const external = (id) => id === 'react' || id === 'react-dom' || id.startsWith('react/') || id.startsWith('react-dom/');
+for (const minify of [true, false]) {
+  await build({
+    configFile: false,
+    logLevel: 'warn',
+    root: ${JSON.stringify(probe)},
+    build: {
+      lib: { entry: 'entry.ts', formats: ['es'], fileName: () => minify ? 'bundle.min.js' : 'bundle.js' },
+      outDir: 'out',
+      emptyOutDir: false,
+      minify,
+      rollupOptions: { external },
+    },
+  });
+}
+`,
+);
+run('node', [join(probe, 'bundle.mjs')], vanillaDir);
+const minified = readFileSync(join(probe, 'out', 'bundle.min.js'));
+const plain = readFileSync(join(probe, 'out', 'bundle.js'), 'utf8');
+const gzipBytes = gzipSync(minified).length;
+const found = INGEST_MARKERS.filter((m) => plain.includes(m) || minified.includes(m));
+say(
+  `client+react bundle: ${(minified.length / 1024).toFixed(1)} kB minified, ${(gzipBytes / 1024).toFixed(1)} kB gzip ` +
+    `(limit ${BUNDLE_LIMIT_BYTES / 1024} kB, React external)`,
+);
+if (found.length > 0) fail(`the client+react bundle contains ingest schema code: ${found.join(', ')}`);
+if (gzipBytes > BUNDLE_LIMIT_BYTES) fail(`the client+react bundle is ${gzipBytes} bytes gzip, over ${BUNDLE_LIMIT_BYTES}`);
+if (!existsSync(join(probe, 'out', 'bundle.js'))) fail('the unminified bundle was not written');
+
+step(`done: ${fixtures.join(', ')} installed, typechecked and built`);
