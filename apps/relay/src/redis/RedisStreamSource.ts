@@ -291,7 +291,7 @@ export class RedisStreamSource implements StreamSource {
    * be reached now keeps the mode in force until the next look.
    */
   private readonly probeReadMode = async (): Promise<ReadMode | null> => {
-    if (this.command.status !== 'ready') return null;
+    if (!(await this.commandReady(2_000))) return null;
     try {
       return readModeReply(await this.command.call('CONFIG', ['GET', 'notify-keyspace-events']));
     } catch (thrown) {
@@ -300,4 +300,20 @@ export class RedisStreamSource implements StreamSource {
       return redisFailure(error).kind === 'reply' ? 'batch' : null;
     }
   };
+
+  /** At boot the command connection is still connecting: the first look waits for it, briefly. */
+  private commandReady(timeoutMs: number): Promise<boolean> {
+    if (this.command.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onReady = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.command.off('ready', onReady);
+        resolve(false);
+      }, timeoutMs);
+      this.command.once('ready', onReady);
+    });
+  }
 }
