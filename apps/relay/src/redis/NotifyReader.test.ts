@@ -148,6 +148,7 @@ describe('NotifyReader', () => {
     const { r, redis, clock, suspects } = reader();
     r.watch('gone', '5-0');
     await clock.advance(10);
+    redis.publish('gone', 'xtrim');
     redis.publish('gone', 'del');
     expect(suspects).toEqual(['gone']);
     redis.xadd('gone', '1-0');

@@ -27,6 +27,8 @@ export interface NotifyReaderOptions {
   readonly maxSubscribesInFlight?: number;
 }
 
+const QUIET_EVENTS = new Set(['xtrim', 'xdel', 'xclaim', 'xautoclaim']);
+
 /** Wake-ups within this window are read together. */
 const COALESCE_MS = 1;
 
@@ -133,6 +135,9 @@ export class NotifyReader implements LiveReader {
       this.markDirty(key, true);
       return;
     }
+    // Trims, deletions of entries and consumer-group changes add nothing to read and leave the
+    // incarnation as it was; a trim follows many a capped XADD, so looking at the key would cost.
+    if (QUIET_EVENTS.has(event) || event.startsWith('xgroup-')) return;
     // del, rename, expired, xsetid…: the key may be gone or hold another incarnation.
     this.options.onSuspect(key);
     this.markDirty(key, false);
