@@ -26,7 +26,9 @@ describe('keyspace channels follow the watched set', () => {
     const admin = fleet.redis.client();
     const channels = async (): Promise<number> => Number(/pubsub_channels:(\d+)/.exec(String(await admin.info('stats')))?.[1] ?? NaN);
     const names = Array.from({ length: STREAMS }, (_, i) => `chan-${i}`);
-    const tokens = await Promise.all(names.map((n) => mintToken(fleet.signingKey, { stream: demoStream.for(n).name, redis: fleet.redis.url })));
+    const tokens = await Promise.all(
+      names.map((n) => mintToken(fleet.signingKey, { stream: demoStream.for(n).name, redis: fleet.redis.url })),
+    );
     const clients: RelayClient[] = [];
     const subs: Array<Subscription<DemoEvent>> = [];
     const received = new Map<string, number>();
@@ -66,7 +68,10 @@ describe('keyspace channels follow the watched set', () => {
       expect(gone[1]).toBe(0);
 
       for (const c of clients.splice(0)) c.close();
-      await waitFor(async () => (await channels()) === 0, { timeoutMs: LINGER_MS + 10_000, message: 'channels leaked after every client left' });
+      await waitFor(async () => (await channels()) === 0, {
+        timeoutMs: LINGER_MS + 10_000,
+        message: 'channels leaked after every client left',
+      });
     } finally {
       for (const c of clients) c.close();
     }

@@ -253,5 +253,6 @@ async function requireNotifications(sources: readonly RedisStreamSource[], targe
     );
   }
   const unknown = targets.filter((_, i) => answers[i] === null);
-  if (unknown.length > 0) log.warn({ targets: unknown }, 'RELAY_READ_MODE=notify: target not reachable yet; read in batches until it answers');
+  if (unknown.length > 0)
+    log.warn({ targets: unknown }, 'RELAY_READ_MODE=notify: target not reachable yet; read in batches until it answers');
 }

@@ -46,6 +46,18 @@ export class IoredisNotifyRedis implements NotifyRedis {
     });
   }
 
+  async readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
+    let batches;
+    try {
+      const args = ['COUNT', String(this.options.count), 'STREAMS', ...reads.map(([key]) => key), ...reads.map(([, id]) => id)];
+      batches = new Map(parseXread(await this.options.reader.callBuffer('XREAD', args)));
+    } catch (thrown) {
+      const error = toError(thrown);
+      return reads.map(() => ({ ok: false, error }));
+    }
+    return reads.map(([key]) => ({ ok: true, entries: batches.get(key) ?? [] }));
+  }
+
   async subscribe(keys: readonly StreamName[]): Promise<void> {
     await this.options.subscriber.subscribe(...keys.map((k) => this.prefix + k));
   }

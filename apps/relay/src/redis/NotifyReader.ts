@@ -46,6 +46,8 @@ export class NotifyReader implements LiveReader {
   private readonly dirty = new Set<StreamName>();
   /** Of those, the ones an `xadd` woke: one that reads nothing may have been recreated below its cursor. */
   private readonly woken = new Set<StreamName>();
+  /** Keys the sweep is still to read; read in groups by one XREAD each, after the dirty ones. */
+  private readonly swept = new Set<StreamName>();
   private readonly sync: SubscriptionSync;
   private running = true;
   private idleWake: (() => void) | null = null;
@@ -97,6 +99,7 @@ export class NotifyReader implements LiveReader {
   unwatch(stream: StreamName): void {
     if (!this.cursors.delete(stream)) return;
     this.dirty.delete(stream);
+    this.swept.delete(stream);
     this.woken.delete(stream);
     this.sync.changed(stream);
   }
@@ -154,13 +157,14 @@ export class NotifyReader implements LiveReader {
     while (this.running) {
       await Promise.race([this.options.clock.sleep(this.options.sweepIntervalMs), stopped]);
       if (!this.running) return;
-      for (const key of this.cursors.keys()) this.markDirty(key, false);
+      for (const key of this.cursors.keys()) this.swept.add(key);
+      this.idleWake?.();
     }
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
-      if (this.dirty.size === 0) {
+      if (this.dirty.size === 0 && this.swept.size === 0) {
         await new Promise<void>((resolve) => (this.idleWake = resolve));
         this.idleWake = null;
         continue;
@@ -177,13 +181,18 @@ export class NotifyReader implements LiveReader {
     }
   }
 
-  /** One pipelined read of up to `groupSize` dirty keys, each from its cursor. */
+  /**
+   * One read of up to `groupSize` keys, each from its cursor: the dirty ones pipelined (a command
+   * each, so one key of another type fails alone), else the sweep's as one grouped XREAD.
+   */
   private async readRound(): Promise<void> {
     const reads: Array<readonly [StreamName, StreamId]> = [];
     const woken = new Set<StreamName>();
-    for (const key of this.dirty) {
+    const sweeping = this.dirty.size === 0;
+    for (const key of sweeping ? this.swept : this.dirty) {
       if (reads.length >= (this.options.groupSize ?? 1_000)) break;
       this.dirty.delete(key);
+      this.swept.delete(key);
       if (this.woken.delete(key)) woken.add(key);
       const cursor = this.cursors.get(key);
       if (cursor !== undefined) reads.push([key, cursor]);
@@ -192,7 +201,8 @@ export class NotifyReader implements LiveReader {
     let results;
     try {
       const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
-      results = await Promise.race([this.options.redis.read(reads), lost]);
+      const read = sweeping ? this.options.redis.readGrouped(reads) : this.options.redis.read(reads);
+      results = await Promise.race([read, lost]);
     } catch (thrown) {
       if (!this.running) return;
       for (const [key] of reads) this.markDirty(key, woken.has(key));
@@ -208,12 +218,17 @@ export class NotifyReader implements LiveReader {
     this.options.onRead();
     this.failures = 0;
     const wrongType: StreamName[] = [];
+    let sweepError: Error | null = null;
     reads.forEach(([key, sent], i) => {
       const result = results[i];
       // Unwatched, or restarted, while the read was out: what came back is from a stale position.
       if (result === undefined || this.cursors.get(key) !== sent) return;
       if (!result.ok) {
-        if (isWrongType(result.error)) wrongType.push(key);
+        // A grouped read fails whole: the keys are read again one command each, which finds the culprit.
+        if (sweeping) {
+          if (sweepError === null) sweepError = result.error;
+          this.markDirty(key, false);
+        } else if (isWrongType(result.error)) wrongType.push(key);
         else {
           this.options.onError(result.error);
           this.markDirty(key, false);
@@ -222,6 +237,7 @@ export class NotifyReader implements LiveReader {
       }
       this.deliver(key, sent, result.entries, woken.has(key));
     });
+    if (sweepError !== null) this.options.onError(sweepError);
     if (wrongType.length > 0) {
       const dropped = await this.options.onWrongType(wrongType);
       for (const key of dropped) this.unwatch(key);

@@ -87,6 +87,10 @@ export class FakeNotifyRedis implements NotifyRedis {
     );
   }
 
+  readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
+    return this.read(reads);
+  }
+
   subscribe(keys: readonly StreamName[]): Promise<void> {
     this.subscribeBatches.push(keys.length);
     return this.command('subscribe', keys);
