@@ -40,6 +40,12 @@ export class RelayMetrics {
     help: 'Watched stream keys found holding a new incarnation (deleted and recreated) and read again from their start',
     registers: [this.registry],
   });
+  readonly readMode = new Gauge({
+    name: 'streamgate_relay_read_mode',
+    help: 'Live read mode per Redis target: 1 for the mode in force (notify: woken by keyspace notifications; batch: blocking XREAD)',
+    labelNames: ['target', 'mode'] as const,
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: 'streamgate_relay_auth_failures_total',
     help: 'Refused tokens by reason',

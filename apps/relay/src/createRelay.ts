@@ -85,6 +85,19 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         log.info({ stream, target }, 'stream recreated under its readers: read again from its start');
       },
       onReconnect: (connection) => metrics.redisReconnects.inc({ connection }),
+      readMode: config.RELAY_READ_MODE,
+      readModeCheckMs: config.RELAY_READ_MODE_CHECK_MS,
+      notifySweepMs: config.RELAY_NOTIFY_SWEEP_MS,
+      onReadMode: (mode, previous) => {
+        metrics.readMode.set({ target, mode }, 1);
+        metrics.readMode.set({ target, mode: mode === 'notify' ? 'batch' : 'notify' }, 0);
+        log.info(
+          { target, mode, previous, requested: config.RELAY_READ_MODE },
+          mode === 'notify'
+            ? 'live reads woken by keyspace notifications'
+            : 'live reads by batched blocking XREAD (the server does not notify for stream keys: notify-keyspace-events lacks K and t)',
+        );
+      },
     });
     sources.push(source);
     hub = new StreamHub({
@@ -99,6 +112,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     });
     hubs.set(target, hub);
   }
+  if (config.RELAY_READ_MODE === 'notify') await requireNotifications(sources, [...config.RELAY_REDIS_ALLOWLIST], log);
   const hubFor = (target: string): StreamHub => {
     const hub = hubs.get(target);
     // The verifier only passes allowlisted targets, and every allowlisted target has a hub.
@@ -222,4 +236,23 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       await Promise.all([...hubs.values()].map((h) => h.close()));
     },
   };
+}
+
+/**
+ * `RELAY_READ_MODE=notify` promises Redis a cost per entry that does not grow with the streams
+ * watched; a target that answers it cannot notify must stop the start, not quietly cost more.
+ * One that cannot be reached yet starts batched and switches once it answers.
+ */
+async function requireNotifications(sources: readonly RedisStreamSource[], targets: readonly string[], log: Logger): Promise<void> {
+  const answers = await Promise.all(sources.map((s) => s.firstReadModeCheck()));
+  const refused = targets.filter((_, i) => answers[i] === 'batch');
+  if (refused.length > 0) {
+    await Promise.all(sources.map((s) => s.close()));
+    throw new Error(
+      `RELAY_READ_MODE=notify, but ${refused.join(', ')} does not notify for stream keys (or refuses CONFIG GET): set notify-keyspace-events to include K and t on that server (CONFIG SET notify-keyspace-events Kt, or in redis.conf), or set RELAY_READ_MODE=auto`,
+    );
+  }
+  const unknown = targets.filter((_, i) => answers[i] === null);
+  if (unknown.length > 0)
+    log.warn({ targets: unknown }, 'RELAY_READ_MODE=notify: target not reachable yet; read in batches until it answers');
 }

@@ -55,6 +55,9 @@ export class IncarnationTracker {
   private running = true;
   private readonly stopped: Promise<void>;
   private wakeStop: () => void = () => undefined;
+  /** Keys a hint (a keyspace event) asked to look at out of turn, and whether a look is out. */
+  private readonly soon = new Set<StreamName>();
+  private soonRunning = false;
 
   constructor(private readonly options: IncarnationTrackerOptions) {
     this.stopped = new Promise((resolve) => (this.wakeStop = resolve));
@@ -101,9 +104,32 @@ export class IncarnationTracker {
     this.options.onNewIncarnation(stream);
   }
 
+  /**
+   * Looks at this key now, out of turn: a notification said it was deleted or renamed, or woke a
+   * read that found nothing after the cursor. Hints arriving while a look is out share the next.
+   */
+  checkSoon(stream: StreamName): void {
+    if (!this.states.has(stream)) return;
+    this.soon.add(stream);
+    if (!this.soonRunning) void this.checkHinted();
+  }
+
   /** One check of the next group of keys. */
   async checkNext(): Promise<void> {
-    const keys = this.nextGroup();
+    await this.checkKeys(this.nextGroup());
+  }
+
+  private async checkHinted(): Promise<void> {
+    this.soonRunning = true;
+    while (this.running && this.soon.size > 0) {
+      const keys = [...this.soon].slice(0, this.options.groupSize ?? 1_000);
+      for (const key of keys) this.soon.delete(key);
+      await this.checkKeys(keys);
+    }
+    this.soonRunning = false;
+  }
+
+  private async checkKeys(keys: readonly StreamName[]): Promise<void> {
     if (keys.length === 0) return;
     const snapshots = keys.map((k) => this.snapshot(k));
     this.options.onCheck(keys.length);

@@ -163,6 +163,8 @@ export class RedisBatchReader {
         const batches = await Promise.race([this.options.redis.read(this.cursors.values()), lost]);
         this.abortRead = null;
         this.inFlight = false;
+        // Closed while the read was out (a mode switch): the next reader starts from the positions taken then.
+        if (!this.running) return;
         this.failures = 0;
         this.options.onRead();
         this.deliver(batches);

@@ -1,16 +1,16 @@
-import { Redis } from 'ioredis';
-import type { ChainableCommander, RedisOptions } from 'ioredis';
-import { backoffDelay } from '@streamgate/protocol';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { RangePage, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
-import { IoredisReaderRedis } from './IoredisReaderRedis.js';
-import { ReaderPool } from './ReaderPool.js';
-import { RedisBatchReader } from './RedisBatchReader.js';
+import type { LiveReader, ReadMode } from './LiveReader.js';
+import { LiveReaderFactory } from './LiveReaderFactory.js';
+import { ReadModeSwitch } from './ReadModeSwitch.js';
+import type { RequestedReadMode } from './ReadModeSwitch.js';
+import { readModeReply } from './readModeReply.js';
 import { systemTimerClock } from './TimerClock.js';
 import { IncarnationTracker } from './IncarnationTracker.js';
 import type { CheckSnapshot, IncarnationProbe, KeySighting } from './IncarnationTracker.js';
 import { parseEntries, parseIncarnationMark, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
-import { sourceError, toError } from './redisFailure.js';
+import { redisFailure, sourceError, toError } from './redisFailure.js';
 
 export interface RedisSourceOptions {
   /** Canonical target URL from the token (no credentials). */
@@ -35,6 +35,14 @@ export interface RedisSourceOptions {
   readonly probeIntervalMs?: number;
   /** A PING unanswered this long marks the source unhealthy until one is answered. Default 2 000 ms. */
   readonly probeTimeoutMs?: number;
+  /** Default `auto`: notification-driven reads where the server notifies for stream keys. */
+  readonly readMode?: RequestedReadMode;
+  /** How often the server's `notify-keyspace-events` is looked at again. Default 10 000 ms. */
+  readonly readModeCheckMs?: number;
+  /** Notification-driven reads: every watched key is read this often anyway. Default 5 000 ms. */
+  readonly notifySweepMs?: number;
+  /** The read mode was chosen (previous null) or changed. */
+  readonly onReadMode?: (mode: ReadMode, previous: ReadMode | null) => void;
 }
 
 /** What `exec` resolves to: one `[error, reply]` pair per queued command, in order. */
@@ -43,13 +51,15 @@ type PipelineReplies = ReadonlyArray<[Error | null, unknown]>;
 const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
 
 /**
- * StreamSource over one Redis instance: one command connection (XINFO, XRANGE, CLIENT UNBLOCK)
- * and as few blocking readers as the stream count needs (`maxStreamsPerReader` each), so a pod
- * serving a thousand streams holds a handful of connections, not a thousand.
+ * StreamSource over one Redis instance: one command connection (XINFO, XRANGE, CLIENT UNBLOCK,
+ * CONFIG GET) and the live reader of the read mode in force: on a server that notifies for
+ * stream keys, a pub/sub and a read connection; otherwise as few blocking readers as the stream
+ * count needs (`maxStreamsPerReader` each), so a pod serving a thousand streams holds a handful
+ * of connections, not a thousand.
  */
 export class RedisStreamSource implements StreamSource {
   private readonly command: Redis;
-  private readonly pool: ReaderPool<RedisBatchReader>;
+  private readonly modes: ReadModeSwitch;
   private readonly incarnations: IncarnationTracker;
   private readonly probeTimer: NodeJS.Timeout;
   private probeSentAt: number | null = null;
@@ -57,13 +67,25 @@ export class RedisStreamSource implements StreamSource {
   constructor(private readonly options: RedisSourceOptions) {
     // The probe keeps a command outstanding every second, so a connection that stops delivering
     // data for this long is dead (half-open after a partition or a host loss) and is replaced.
-    this.command = this.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
-    this.command.on('error', (error: Error) => options.onError('connection', error));
-    this.pool = new ReaderPool(options.maxStreamsPerReader, (index) => this.newReader(index));
+    const readers = new LiveReaderFactory({
+      source: options,
+      command: () => this.command,
+      dropWrongTypes: this.dropWrongTypes,
+      suspect: (stream) => this.incarnations.checkSoon(stream),
+    });
+    this.command = readers.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
+    this.modes = new ReadModeSwitch({
+      requested: options.readMode ?? 'auto',
+      probe: this.probeReadMode,
+      create: (mode, positions) => readers.create(mode, positions),
+      clock: systemTimerClock,
+      checkIntervalMs: options.readModeCheckMs ?? 10_000,
+      onMode: (mode, previous) => options.onReadMode?.(mode, previous),
+    });
     this.incarnations = new IncarnationTracker({
       probe: this.probeIncarnations,
       clock: systemTimerClock,
-      cursorOf: (stream) => this.pool.reader(stream)?.cursor(stream),
+      cursorOf: (stream) => this.live.cursor(stream),
       onNewIncarnation: (stream) => this.restart(stream),
       onError: (error) => options.onError('check', error),
       onCheck: () => options.onRead('check'),
@@ -79,7 +101,7 @@ export class RedisStreamSource implements StreamSource {
    */
   get healthy(): boolean {
     const stalled = this.probeSentAt !== null && Date.now() - this.probeSentAt > (this.options.probeTimeoutMs ?? 2_000);
-    return !stalled && this.command.status === 'ready' && this.pool.ready;
+    return !stalled && this.command.status === 'ready' && this.live.ready;
   }
 
   /** One PING at a time: a stalled server is not sent a pile of them. */
@@ -132,24 +154,38 @@ export class RedisStreamSource implements StreamSource {
     return { ok: true, value: { entries: entries.value, info: info.value, afterExists: afterExists.value } };
   }
 
+  /** The reader in force; it changes when the read mode does. */
+  private get live(): LiveReader {
+    return this.modes.reader;
+  }
+
+  get readMode(): ReadMode {
+    return this.modes.mode;
+  }
+
+  /** Settles with the server's first answer about notifications: null if it could not be asked. */
+  firstReadModeCheck(): Promise<ReadMode | null> {
+    return this.modes.firstCheck;
+  }
+
   watch(stream: StreamName, after: StreamId): void {
-    this.pool.watch(stream, after);
+    this.live.watch(stream, after);
     this.incarnations.track(stream);
   }
 
   unwatch(stream: StreamName): void {
     this.incarnations.untrack(stream);
-    this.pool.unwatch(stream);
+    this.live.unwatch(stream);
   }
 
   get connectionCount(): number {
-    return 1 + this.pool.readerCount;
+    return 1 + this.live.connectionCount;
   }
 
   async close(): Promise<void> {
     clearInterval(this.probeTimer);
     this.incarnations.close();
-    await this.pool.close();
+    await this.modes.close();
     this.command.disconnect();
   }
 
@@ -222,7 +258,7 @@ export class RedisStreamSource implements StreamSource {
 
   /** The key holds a new incarnation: its reader starts it over, then its subscribers are told. */
   private restart(stream: StreamName): void {
-    if (this.pool.reader(stream)?.restart(stream) !== true) return;
+    if (!this.live.restart(stream)) return;
     this.options.onRecreated?.(stream);
     this.options.listener.reset(stream);
   }
@@ -238,7 +274,7 @@ export class RedisStreamSource implements StreamSource {
         return type.ok && type.value !== 'stream' && type.value !== 'none';
       });
       for (const stream of bad) {
-        this.pool.forget(stream);
+        this.live.forget(stream);
         this.incarnations.untrack(stream);
         this.options.listener.failed(stream, { code: 'source_wrong_type', retryable: false, message: 'the key is not a stream' });
       }
@@ -249,56 +285,35 @@ export class RedisStreamSource implements StreamSource {
     }
   };
 
-  private newReader(index: number): RedisBatchReader {
-    // A blocked XREAD is not resent after a reconnect: the loop re-issues it with the same
-    // explicit ids once it knows the new CLIENT ID. It answers within blockMs (nil on timeout), so silence well past it means the
-    // socket is dead: without this a half-open reader waits for TCP keepalive (many minutes)
-    // while the command connection, and readiness, look fine.
-    const connection = this.connect(`read${index}`, {
-      maxRetriesPerRequest: null,
-      autoResendUnfulfilledCommands: false,
-      socketTimeout: this.options.blockMs + Math.max(5_000, this.options.blockMs),
-    });
-    connection.on('error', (error: Error) => this.options.onError('connection', error));
-    const redis = new IoredisReaderRedis({
-      connection,
-      unblock: async (clientId) => {
-        try {
-          return parseInteger(await this.command.call('CLIENT', ['UNBLOCK', clientId, 'TIMEOUT']), 'client unblock') === 1;
-        } catch (thrown) {
-          this.options.onError('unblock', toError(thrown));
-          return false;
-        }
-      },
-      blockMs: this.options.blockMs,
-      count: this.options.readCount,
-    });
-    return new RedisBatchReader({
-      redis,
-      clock: systemTimerClock,
-      onEntries: (stream, entries) => this.options.listener.entries(stream, entries),
-      onWrongType: this.dropWrongTypes,
-      onError: (error) => this.options.onError('xread', error),
-      onRead: () => this.options.onRead('xread'),
-    });
-  }
+  /**
+   * Whether the server notifies for stream keys. A server that refuses CONFIG (a managed Redis,
+   * a Redis-compatible one) cannot be known to notify, so it is read in batches; one that cannot
+   * be reached now keeps the mode in force until the next look.
+   */
+  private readonly probeReadMode = async (): Promise<ReadMode | null> => {
+    if (!(await this.commandReady(2_000))) return null;
+    try {
+      return readModeReply(await this.command.call('CONFIG', ['GET', 'notify-keyspace-events']));
+    } catch (thrown) {
+      const error = toError(thrown);
+      this.options.onError('config', error);
+      return redisFailure(error).kind === 'reply' ? 'batch' : null;
+    }
+  };
 
-  private connect(role: string, extra: RedisOptions): Redis {
-    const connection = new Redis(this.options.target, {
-      username: this.options.username,
-      password: this.options.password,
-      connectionName: `${this.options.connectionName}:${role}`,
-      protocol: 2,
-      lazyConnect: false,
-      // Full-jitter bounded backoff: a restarting Redis is not stampeded by every pod at once.
-      retryStrategy: (times) => backoffDelay(times, 50, 5_000),
-      ...extra,
+  /** At boot the command connection is still connecting: the first look waits for it, briefly. */
+  private commandReady(timeoutMs: number): Promise<boolean> {
+    if (this.command.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onReady = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.command.off('ready', onReady);
+        resolve(false);
+      }, timeoutMs);
+      this.command.once('ready', onReady);
     });
-    let wasReady = false;
-    connection.on('ready', () => {
-      if (wasReady) this.options.onReconnect?.(role === 'cmd' ? 'command' : 'reader');
-      wasReady = true;
-    });
-    return connection;
   }
 }

@@ -1,0 +1,91 @@
+import type { Redis } from 'ioredis';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { KeyRead, NotifyRedis } from './NotifyRedis.js';
+import { parseXread } from './parseReplies.js';
+import { toError } from './redisFailure.js';
+
+export interface IoredisNotifyOptions {
+  /** For SUBSCRIBE only; created with `autoResubscribe: false` (the reader re-subscribes in batches). */
+  readonly subscriber: Redis;
+  /** For the non-blocking reads; created with `autoResendUnfulfilledCommands: false`. */
+  readonly reader: Redis;
+  /** The database the target URL names: keyspace channels are per database. */
+  readonly db: number;
+  readonly count: number;
+}
+
+/** NotifyRedis over two ioredis connections. */
+export class IoredisNotifyRedis implements NotifyRedis {
+  private readonly prefix: string;
+
+  constructor(private readonly options: IoredisNotifyOptions) {
+    this.prefix = `__keyspace@${options.db}__:`;
+  }
+
+  get readReady(): boolean {
+    return this.options.reader.status === 'ready';
+  }
+
+  get subscriberReady(): boolean {
+    return this.options.subscriber.status === 'ready';
+  }
+
+  async read(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
+    const pipeline = this.options.reader.pipeline();
+    // As bytes: parseEntries checks the relayed values are UTF-8 before decoding them.
+    for (const [key, id] of reads) pipeline.callBuffer('XREAD', ['COUNT', this.options.count, 'STREAMS', key, id]);
+    const replies = (await pipeline.exec()) ?? [];
+    return reads.map((_, i): KeyRead => {
+      const [error, reply] = replies[i] ?? [new Error(`no reply ${i} in a pipelined read`), null];
+      if (error !== null) return { ok: false, error };
+      try {
+        return { ok: true, entries: parseXread(reply)[0]?.[1] ?? [] };
+      } catch (thrown) {
+        return { ok: false, error: toError(thrown) };
+      }
+    });
+  }
+
+  async readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
+    let batches;
+    try {
+      const args = ['COUNT', String(this.options.count), 'STREAMS', ...reads.map(([key]) => key), ...reads.map(([, id]) => id)];
+      batches = new Map(parseXread(await this.options.reader.callBuffer('XREAD', args)));
+    } catch (thrown) {
+      const error = toError(thrown);
+      return reads.map(() => ({ ok: false, error }));
+    }
+    return reads.map(([key]) => ({ ok: true, entries: batches.get(key) ?? [] }));
+  }
+
+  async subscribe(keys: readonly StreamName[]): Promise<void> {
+    await this.options.subscriber.subscribe(...keys.map((k) => this.prefix + k));
+  }
+
+  async unsubscribe(keys: readonly StreamName[]): Promise<void> {
+    await this.options.subscriber.unsubscribe(...keys.map((k) => this.prefix + k));
+  }
+
+  onEvent(listener: (key: StreamName, event: string) => void): void {
+    this.options.subscriber.on('message', (channel: string, message: string) => {
+      if (channel.startsWith(this.prefix)) listener(channel.slice(this.prefix.length), message);
+    });
+  }
+
+  onSubscriberReady(listener: () => void): void {
+    this.options.subscriber.on('ready', listener);
+  }
+
+  onSubscriberClose(listener: () => void): void {
+    this.options.subscriber.on('close', listener);
+  }
+
+  onReadClose(listener: () => void): void {
+    this.options.reader.on('close', listener);
+  }
+
+  disconnect(): void {
+    this.options.subscriber.disconnect();
+    this.options.reader.disconnect();
+  }
+}

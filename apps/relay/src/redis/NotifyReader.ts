@@ -1,0 +1,263 @@
+import { backoffDelay, compareStreamIds, STREAM_START } from '@streamgate/protocol';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { StreamEntry } from '../core/StreamSource.js';
+import type { LiveReader } from './LiveReader.js';
+import type { NotifyRedis } from './NotifyRedis.js';
+import { isWrongType, toError } from './redisFailure.js';
+import { SubscriptionSync } from './SubscriptionSync.js';
+import type { TimerClock } from './TimerClock.js';
+
+export interface NotifyReaderOptions {
+  readonly redis: NotifyRedis;
+  readonly clock: TimerClock;
+  /** COUNT of each read; a key that fills a page is read again at once. */
+  readonly count: number;
+  /** Every watched key is read from its cursor this often, whatever the notifications said. */
+  readonly sweepIntervalMs: number;
+  readonly onEntries: (stream: StreamName, entries: readonly StreamEntry[]) => void;
+  /** These keys hold another type; returns the ones dropped (their subscribers were told). */
+  readonly onWrongType: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
+  /** The key may hold a new incarnation (deleted, renamed, or woken with nothing to read): look now. */
+  readonly onSuspect: (stream: StreamName) => void;
+  readonly onError: (error: Error) => void;
+  readonly onRead: () => void;
+  /** Keys per pipelined read. Default 1 000. */
+  readonly groupSize?: number;
+  readonly subscribeBatchSize?: number;
+  readonly maxSubscribesInFlight?: number;
+}
+
+const QUIET_EVENTS = new Set(['xtrim', 'xdel', 'xclaim', 'xautoclaim']);
+
+/** Wake-ups within this window are read together. */
+const COALESCE_MS = 1;
+
+/**
+ * Live reads woken by keyspace notifications: Redis is asked only about keys that changed, so
+ * its cost per entry does not grow with the number of keys watched (a blocking XREAD naming
+ * 10,000 keys costs Redis for every one of them on every read). A notification is only a hint:
+ * positions are the stream ids, every key is read once its SUBSCRIBE is confirmed (so an entry
+ * written before the channel existed is not missed), after every pub/sub reconnect, and by a
+ * sweep every `sweepIntervalMs`, which bounds the delay of an entry whose notification was lost.
+ */
+export class NotifyReader implements LiveReader {
+  private readonly cursors = new Map<StreamName, StreamId>();
+  /** Keys to read in the next round. */
+  private readonly dirty = new Set<StreamName>();
+  /** Of those, the ones an `xadd` woke: one that reads nothing may have been recreated below its cursor. */
+  private readonly woken = new Set<StreamName>();
+  /** Keys the sweep is still to read; read in groups by one XREAD each, after the dirty ones. */
+  private readonly swept = new Set<StreamName>();
+  private readonly sync: SubscriptionSync;
+  private running = true;
+  private idleWake: (() => void) | null = null;
+  private stopSweep: () => void = () => undefined;
+  private abortRead: ((error: Error) => void) | null = null;
+  private failures = 0;
+
+  constructor(
+    private readonly options: NotifyReaderOptions,
+    positions: Iterable<readonly [StreamName, StreamId]> = [],
+  ) {
+    this.sync = new SubscriptionSync({
+      redis: options.redis,
+      clock: options.clock,
+      wanted: (key) => this.cursors.has(key),
+      onConfirmed: (keys) => keys.forEach((key) => this.markDirty(key, false)),
+      onError: options.onError,
+      ...(options.subscribeBatchSize === undefined ? {} : { batchSize: options.subscribeBatchSize }),
+      ...(options.maxSubscribesInFlight === undefined ? {} : { maxInFlight: options.maxSubscribesInFlight }),
+    });
+    options.redis.onEvent((key, event) => this.event(key, event));
+    options.redis.onSubscriberClose(() => this.sync.connectionLost());
+    options.redis.onSubscriberReady(() => this.sync.connectionReady(this.cursors.keys()));
+    options.redis.onReadClose(() => this.abortRead?.(new Error('read connection closed during XREAD')));
+    for (const [stream, after] of positions) this.watch(stream, after);
+    void this.loop();
+    void this.sweep();
+  }
+
+  get ready(): boolean {
+    return this.options.redis.readReady && this.options.redis.subscriberReady;
+  }
+
+  readonly connectionCount = 2;
+
+  /** Keyspace channels Redis has confirmed for this reader. */
+  get channelCount(): number {
+    return this.sync.channelCount;
+  }
+
+  watch(stream: StreamName, after: StreamId): void {
+    if (this.cursors.has(stream)) return;
+    this.cursors.set(stream, after);
+    // Still subscribed from before an unwatch: no confirmation will come to start its reading.
+    if (this.sync.isSubscribed(stream)) this.markDirty(stream, false);
+    this.sync.changed(stream);
+  }
+
+  unwatch(stream: StreamName): void {
+    if (!this.cursors.delete(stream)) return;
+    this.dirty.delete(stream);
+    this.swept.delete(stream);
+    this.woken.delete(stream);
+    this.sync.changed(stream);
+  }
+
+  forget(stream: StreamName): void {
+    this.unwatch(stream);
+  }
+
+  cursor(stream: StreamName): StreamId | undefined {
+    return this.cursors.get(stream);
+  }
+
+  restart(stream: StreamName): boolean {
+    if (!this.cursors.has(stream)) return false;
+    this.cursors.set(stream, STREAM_START);
+    this.markDirty(stream, false);
+    return true;
+  }
+
+  positions(): Array<readonly [StreamName, StreamId]> {
+    return [...this.cursors];
+  }
+
+  async close(): Promise<void> {
+    this.running = false;
+    this.sync.close();
+    this.stopSweep();
+    this.idleWake?.();
+    this.options.redis.disconnect();
+    await Promise.resolve();
+  }
+
+  private event(key: StreamName, event: string): void {
+    if (!this.cursors.has(key)) return;
+    if (event === 'xadd') {
+      this.markDirty(key, true);
+      return;
+    }
+    // Trims, deletions of entries and consumer-group changes add nothing to read and leave the
+    // incarnation as it was; a trim follows many a capped XADD, so looking at the key would cost.
+    if (QUIET_EVENTS.has(event) || event.startsWith('xgroup-')) return;
+    // del, rename, expired, xsetid…: the key may be gone or hold another incarnation.
+    this.options.onSuspect(key);
+    this.markDirty(key, false);
+  }
+
+  private markDirty(key: StreamName, woken: boolean): void {
+    this.dirty.add(key);
+    if (woken) this.woken.add(key);
+    this.idleWake?.();
+  }
+
+  private async sweep(): Promise<void> {
+    const stopped = new Promise<void>((resolve) => (this.stopSweep = resolve));
+    while (this.running) {
+      await Promise.race([this.options.clock.sleep(this.options.sweepIntervalMs), stopped]);
+      if (!this.running) return;
+      for (const key of this.cursors.keys()) this.swept.add(key);
+      this.idleWake?.();
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      if (this.dirty.size === 0 && this.swept.size === 0) {
+        await new Promise<void>((resolve) => (this.idleWake = resolve));
+        this.idleWake = null;
+        continue;
+      }
+      await this.options.clock.sleep(COALESCE_MS);
+      if (!this.running) return;
+      if (!this.options.redis.readReady) {
+        // Keys stay dirty; the reconnect is ioredis's.
+        this.failures++;
+        await this.options.clock.sleep(backoffDelay(this.failures, 50, 1_000));
+        continue;
+      }
+      await this.readRound();
+    }
+  }
+
+  /**
+   * One read of up to `groupSize` keys, each from its cursor: the dirty ones pipelined (a command
+   * each, so one key of another type fails alone), else the sweep's as one grouped XREAD.
+   */
+  private async readRound(): Promise<void> {
+    const reads: Array<readonly [StreamName, StreamId]> = [];
+    const woken = new Set<StreamName>();
+    const sweeping = this.dirty.size === 0;
+    for (const key of sweeping ? this.swept : this.dirty) {
+      if (reads.length >= (this.options.groupSize ?? 1_000)) break;
+      this.dirty.delete(key);
+      this.swept.delete(key);
+      if (this.woken.delete(key)) woken.add(key);
+      const cursor = this.cursors.get(key);
+      if (cursor !== undefined) reads.push([key, cursor]);
+    }
+    if (reads.length === 0) return;
+    let results;
+    try {
+      const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
+      const read = sweeping ? this.options.redis.readGrouped(reads) : this.options.redis.read(reads);
+      results = await Promise.race([read, lost]);
+    } catch (thrown) {
+      if (!this.running) return;
+      for (const [key] of reads) this.markDirty(key, woken.has(key));
+      this.options.onError(toError(thrown));
+      this.failures++;
+      await this.options.clock.sleep(backoffDelay(this.failures, 50, 5_000));
+      return;
+    } finally {
+      this.abortRead = null;
+    }
+    // Closed while the read was out (a mode switch): the next reader starts from the positions taken then.
+    if (!this.running) return;
+    this.options.onRead();
+    this.failures = 0;
+    const wrongType: StreamName[] = [];
+    let sweepError: Error | null = null;
+    reads.forEach(([key, sent], i) => {
+      const result = results[i];
+      // Unwatched, or restarted, while the read was out: what came back is from a stale position.
+      if (result === undefined || this.cursors.get(key) !== sent) return;
+      if (!result.ok) {
+        // A grouped read fails whole: the keys are read again one command each, which finds the culprit.
+        if (sweeping) {
+          if (sweepError === null) sweepError = result.error;
+          this.markDirty(key, false);
+        } else if (isWrongType(result.error)) wrongType.push(key);
+        else {
+          this.options.onError(result.error);
+          this.markDirty(key, false);
+        }
+        return;
+      }
+      this.deliver(key, sent, result.entries, woken.has(key));
+    });
+    if (sweepError !== null) this.options.onError(sweepError);
+    if (wrongType.length > 0) {
+      const dropped = await this.options.onWrongType(wrongType);
+      for (const key of dropped) this.unwatch(key);
+    }
+  }
+
+  private deliver(key: StreamName, sent: StreamId, entries: readonly StreamEntry[], woken: boolean): void {
+    const last = entries[entries.length - 1];
+    if (last === undefined) {
+      // Told of an XADD, yet nothing after the cursor: the key may have been recreated with lower ids.
+      if (woken) this.options.onSuspect(key);
+      return;
+    }
+    if (compareStreamIds(last.id, sent) > 0) this.cursors.set(key, last.id);
+    if (entries.length >= this.options.count) this.markDirty(key, false);
+    try {
+      this.options.onEntries(key, entries);
+    } catch (thrown) {
+      // The cursor has moved on: a throwing listener must be loud, never a silent gap.
+      this.options.onError(toError(thrown));
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { StreamEntry } from '../core/StreamSource.js';
+
+/** One key's part of a pipelined read: its entries after the id, or the error Redis answered. */
+export type KeyRead = { readonly ok: true; readonly entries: StreamEntry[] } | { readonly ok: false; readonly error: Error };
+
+/**
+ * What a NotifyReader needs from Redis: a pub/sub connection for the keys' keyspace channels and
+ * a connection for non-blocking reads. IoredisNotifyRedis is the real one; the reader's
+ * scheduling is unit-tested against an in-memory one.
+ */
+export interface NotifyRedis {
+  /** The read connection can take a read. */
+  readonly readReady: boolean;
+  /** The pub/sub connection can take SUBSCRIBE. */
+  readonly subscriberReady: boolean;
+  /** `XREAD COUNT n STREAMS key id` per pair, one pipeline, one result per pair in order. */
+  read(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]>;
+  /**
+   * One `XREAD COUNT n STREAMS k1 … kn id1 … idn` for all pairs: the sweep's read, cheaper than a
+   * command per key when most keys have nothing. An error (one key of another type) is every key's.
+   */
+  readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]>;
+  /** SUBSCRIBE to these keys' keyspace channels; resolves once Redis confirmed every one. */
+  subscribe(keys: readonly StreamName[]): Promise<void>;
+  unsubscribe(keys: readonly StreamName[]): Promise<void>;
+  /** A keyspace event (`xadd`, `del`, …) on a subscribed key. */
+  onEvent(listener: (key: StreamName, event: string) => void): void;
+  /** The pub/sub connection is ready again after a loss: the server holds none of its channels. */
+  onSubscriberReady(listener: () => void): void;
+  /** The pub/sub connection was lost: what was subscribed is gone, what was in flight never settles. */
+  onSubscriberClose(listener: () => void): void;
+  /** The read connection was lost: a read in flight never settles on its own. */
+  onReadClose(listener: () => void): void;
+  disconnect(): void;
+}

@@ -1,0 +1,139 @@
+import { compareStreamIds } from '@streamgate/protocol';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { StreamEntry } from '../../core/StreamSource.js';
+import type { KeyRead, NotifyRedis } from '../NotifyRedis.js';
+
+interface Pending {
+  readonly kind: 'subscribe' | 'unsubscribe';
+  readonly keys: readonly StreamName[];
+  readonly resolve: () => void;
+}
+
+/**
+ * An in-memory Redis for one NotifyReader: streams as arrays, keyspace channels that a write
+ * publishes to, SUBSCRIBE confirmations the test releases, and a pub/sub connection it can drop.
+ */
+export class FakeNotifyRedis implements NotifyRedis {
+  private readonly streams = new Map<StreamName, StreamEntry[]>();
+  private readonly channels = new Set<StreamName>();
+  private readonly pendingCommands: Pending[] = [];
+  private readonly eventListeners: Array<(key: StreamName, event: string) => void> = [];
+  private readonly readyListeners: Array<() => void> = [];
+  private readonly closeListeners: Array<() => void> = [];
+  readonly readsSent: Array<ReadonlyArray<readonly [StreamName, StreamId]>> = [];
+  readonly subscribeBatches: number[] = [];
+  /** Confirm SUBSCRIBEs at once, or hold them until `confirm()`. */
+  autoConfirm = true;
+  subscriberReady = true;
+  readReady = true;
+
+  constructor(private readonly count = 1_000) {}
+
+  // --- what the test controls and sees
+
+  /** XADD; `notify: false` is a notification the server never sent (or that was lost). */
+  xadd(stream: StreamName, id: StreamId, options: { notify?: boolean } = {}): void {
+    const entries = this.streams.get(stream) ?? [];
+    entries.push({ id, fields: ['data', '{}'] });
+    this.streams.set(stream, entries);
+    if (options.notify !== false) this.publish(stream, 'xadd');
+  }
+
+  publish(stream: StreamName, event: string): void {
+    if (!this.channels.has(stream)) return;
+    for (const listener of this.eventListeners) listener(stream, event);
+  }
+
+  get channelCount(): number {
+    return this.channels.size;
+  }
+
+  hasChannel(stream: StreamName): boolean {
+    return this.channels.has(stream);
+  }
+
+  get unconfirmed(): number {
+    return this.pendingCommands.length;
+  }
+
+  /** Releases the oldest held SUBSCRIBE or UNSUBSCRIBE. */
+  confirm(): void {
+    const next = this.pendingCommands.shift();
+    if (next === undefined) throw new Error('no command awaiting confirmation');
+    this.apply(next);
+  }
+
+  dropSubscriber(): void {
+    this.subscriberReady = false;
+    this.channels.clear();
+    this.pendingCommands.length = 0;
+    for (const listener of this.closeListeners) listener();
+  }
+
+  reconnectSubscriber(): void {
+    this.subscriberReady = true;
+    for (const listener of this.readyListeners) listener();
+  }
+
+  // --- NotifyRedis
+
+  read(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
+    this.readsSent.push(reads);
+    return Promise.resolve(
+      reads.map(([key, after]) => ({
+        ok: true,
+        entries: (this.streams.get(key) ?? []).filter((e) => compareStreamIds(e.id, after) > 0).slice(0, this.count),
+      })),
+    );
+  }
+
+  readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
+    return this.read(reads);
+  }
+
+  subscribe(keys: readonly StreamName[]): Promise<void> {
+    this.subscribeBatches.push(keys.length);
+    return this.command('subscribe', keys);
+  }
+
+  unsubscribe(keys: readonly StreamName[]): Promise<void> {
+    return this.command('unsubscribe', keys);
+  }
+
+  onEvent(listener: (key: StreamName, event: string) => void): void {
+    this.eventListeners.push(listener);
+  }
+
+  onSubscriberReady(listener: () => void): void {
+    this.readyListeners.push(listener);
+  }
+
+  onSubscriberClose(listener: () => void): void {
+    this.closeListeners.push(listener);
+  }
+
+  onReadClose(): void {
+    // The fake's read connection never drops.
+  }
+
+  disconnect(): void {
+    this.subscriberReady = false;
+    this.readReady = false;
+  }
+
+  private command(kind: Pending['kind'], keys: readonly StreamName[]): Promise<void> {
+    return new Promise((resolve) => {
+      const pending = { kind, keys, resolve };
+      if (this.autoConfirm) this.apply(pending);
+      else this.pendingCommands.push(pending);
+    });
+  }
+
+  private apply(pending: Pending): void {
+    for (const key of pending.keys) {
+      if (pending.kind === 'subscribe') this.channels.add(key);
+      else this.channels.delete(key);
+    }
+    pending.resolve();
+  }
+}

@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { RelayClient } from '@streamgate/client';
+import { waitFor } from '@streamgate/testkit';
+import { metricValue, useFleet } from './support/startFleet.js';
+import type { Fleet } from './support/startFleet.js';
+import { gapsAndDuplicates, record } from './support/recorder.js';
+import type { Recorder } from './support/recorder.js';
+import { publishSequence } from './support/publishSequence.js';
+
+// The sweep reads every watched key this often: the documented bound on an entry whose
+// notification was lost. A blocking read would answer within its block, so that is long here:
+// an entry that only the sweep or a notification can bring shows as such.
+const SWEEP_MS = 1_000;
+const getFleet = useFleet({
+  relays: 1,
+  redisArgs: ['--notify-keyspace-events', 'Kt'],
+  relayEnv: { RELAY_READ_MODE_CHECK_MS: '300', RELAY_NOTIFY_SWEEP_MS: String(SWEEP_MS), RELAY_XREAD_BLOCK_MS: '30000' },
+});
+
+const STREAMS = 4;
+const CLIENTS = 5;
+
+let cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const fn of cleanup.reverse()) await fn();
+  cleanup = [];
+});
+
+async function readMode(fleet: Fleet): Promise<string | undefined> {
+  const text = await fleet.relays[0]!.metrics();
+  if (metricValue(text, 'streamgate_relay_read_mode', 'mode="notify"') === 1) return 'notify';
+  if (metricValue(text, 'streamgate_relay_read_mode', 'mode="batch"') === 1) return 'batch';
+  return undefined;
+}
+
+/** Every client reads every stream: STREAMS × CLIENTS live subscriptions. */
+async function audience(fleet: Fleet, name: string): Promise<{ streams: string[]; recorders: Array<Recorder & { stream: string }> }> {
+  const relay = fleet.relays[0]!;
+  const streams = Array.from({ length: STREAMS }, (_, i) => `${name}-${i}`);
+  const recorders: Array<Recorder & { stream: string }> = [];
+  for (let c = 0; c < CLIENTS; c++) {
+    const client = new RelayClient({ urls: [relay.url], WebSocket, backoff: { baseMs: 50, maxMs: 1_000 } });
+    cleanup.push(() => client.close());
+    for (const stream of streams) recorders.push({ ...record(fleet, [relay.url], stream, { client }), stream });
+  }
+  await waitFor(() => recorders.every((r) => r.sub.state === 'live'), { timeoutMs: 20_000, message: 'not every subscription went live' });
+  return { streams, recorders };
+}
+
+/** Writes seq 0…total-1 on every stream in windows of 20, calling `during` between windows. */
+async function writeAll(fleet: Fleet, streams: readonly string[], total: number, during: (window: number) => Promise<void>): Promise<void> {
+  const redis = fleet.redis.client();
+  for (let from = 0; from < total; from += 20) {
+    await Promise.all(streams.map((s) => publishSequence(redis, s, from, from + 20, 20)));
+    await during(from / 20);
+  }
+}
+
+async function everyoneHasAll(recorders: ReadonlyArray<Recorder & { stream: string }>, total: number, since: number): Promise<number> {
+  await waitFor(() => recorders.every((r) => r.seqs.length >= total), {
+    timeoutMs: SWEEP_MS + 4_000,
+    message: `entries missing beyond the sweep bound (${recorders.filter((r) => r.seqs.length >= total).length}/${recorders.length} complete)`,
+  });
+  for (const r of recorders) expect(gapsAndDuplicates(r.seqs, 0, total), r.stream).toBeNull();
+  return Date.now() - since;
+}
+
+describe('notification-driven live reads (redis-server with notify-keyspace-events Kt)', () => {
+  it('delivers every entry in order, once, through CLIENT KILLs of the pub/sub connection', async () => {
+    const fleet = getFleet();
+    await waitFor(async () => (await readMode(fleet)) === 'notify', { timeoutMs: 10_000, message: 'relay never reported notify mode' });
+    const { streams, recorders } = await audience(fleet, 'kill');
+    const admin = fleet.redis.client();
+    const notifyConnection = async (): Promise<string | undefined> => {
+      const list = String(await admin.call('CLIENT', 'LIST'));
+      return /id=(\d+) .*name=streamgate-relay:relay-0:notify\b/.exec(list)?.[1];
+    };
+    const killed: string[] = [];
+    await writeAll(fleet, streams, 200, async (window) => {
+      if (window % 3 !== 1) return;
+      // Each kill hits a connection the relay opened again after the previous one.
+      let id: string | undefined;
+      await waitFor(async () => (id = await notifyConnection()) !== undefined && !killed.includes(id), {
+        timeoutMs: 10_000,
+        message: 'the pub/sub connection never came back',
+      });
+      await admin.call('CLIENT', 'KILL', 'ID', id ?? '');
+      killed.push(id ?? '');
+    });
+    const lastWrite = Date.now();
+    const tail = await everyoneHasAll(recorders, 200, lastWrite);
+    expect(killed.length).toBe(3);
+    // The reader came back on a new connection, and still reads by notification.
+    await waitFor(async () => (await notifyConnection()) !== undefined && !killed.includes((await notifyConnection()) ?? ''), {
+      timeoutMs: 10_000,
+      message: 'the pub/sub connection never came back',
+    });
+    expect(await readMode(fleet)).toBe('notify');
+    expect(tail).toBeLessThan(SWEEP_MS + 4_000);
+  });
+
+  it('delivers every entry in order, once, while notifications are turned off and on at runtime, and reports the mode', async () => {
+    const fleet = getFleet();
+    await waitFor(async () => (await readMode(fleet)) === 'notify', { timeoutMs: 10_000, message: 'relay never reported notify mode' });
+    const { streams, recorders } = await audience(fleet, 'toggle');
+    const admin = fleet.redis.client();
+    cleanup.push(() => admin.config('SET', 'notify-keyspace-events', 'Kt'));
+    const seen: string[] = [];
+    await writeAll(fleet, streams, 300, async (window) => {
+      if (window === 3) await admin.config('SET', 'notify-keyspace-events', '');
+      if (window === 4) {
+        await waitFor(async () => (await readMode(fleet)) === 'batch', { timeoutMs: 5_000, message: 'relay never reported batch mode' });
+        seen.push('batch');
+      }
+      if (window === 9) await admin.config('SET', 'notify-keyspace-events', 'Kt');
+      if (window === 10) {
+        await waitFor(async () => (await readMode(fleet)) === 'notify', { timeoutMs: 5_000, message: 'relay never went back to notify' });
+        seen.push('notify');
+      }
+    });
+    await everyoneHasAll(recorders, 300, Date.now());
+    expect(seen).toEqual(['batch', 'notify']);
+  });
+});
