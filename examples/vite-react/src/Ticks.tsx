@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { useRelayClient, useSubscriptionRelay } from '@streamgate/react';
+import { useRelayClient } from '@streamgate/react';
+import { useSubscriptionRelay } from '@streamgate/react/tanstack';
 import { useTRPC } from './trpc.js';
 
 /** The stream `npm run fleet` publishes to (`demo:ticks`, one event every 500 ms). */
@@ -42,7 +43,8 @@ export function Ticks() {
   const [notice, setNotice] = useState<string | undefined>(undefined);
 
   const { state, error, position } = useSubscriptionRelay({
-    query: trpc.demo.token,
+    // The useTRPC() procedure: the hook fetches each token through the QueryClient.
+    queryOptions: trpc.demo.token,
     input: { stream: STREAM, user: 'example-app' },
     // `event` is the stream's payload type ({ seq, text, at }), inferred from the procedure.
     onSubscriptionData: (event, meta) => {
