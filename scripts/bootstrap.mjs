@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// Makes a checkout ready for `npm test` / `npm run fleet`: workspace dependencies installed and a
-// redis-server binary on PATH (the tests start their own servers from it). Runs on a machine with
-// only Node 20 and npm, so it uses nothing but Node's standard library, and it is idempotent and
-// fast (two stat calls and one `redis-server --version`) when there is nothing to do.
+// Makes a checkout ready for `npm test` / `npm run fleet`: workspace dependencies installed, a
+// redis-server binary on PATH (the tests start their own servers from it) and, for the tests,
+// Chromium (the browser tests drive it; playwright-core downloads no browser). Runs on a machine
+// with only Node 20 and npm, so it uses nothing but Node's standard library, and it is idempotent
+// and fast (a few stat calls and one `redis-server --version`) when there is nothing to do.
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync, utimesSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -88,6 +89,26 @@ function canAptInstall() {
   return spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
+let aptUpdated = false;
+
+/**
+ * Installs Debian packages, or fails with `howTo` when that is not possible here.
+ * @param {string[]} packages
+ * @param {string} howTo
+ */
+function aptInstall(packages, howTo) {
+  if (!canAptInstall()) fail(howTo);
+  log(`${packages[0]} is missing: installing ${packages.join(' ')} with apt-get (running as root on Debian)`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (!aptUpdated) {
+    if (run('apt-get', ['update'], { env }) !== 0) fail(`apt-get update failed.\n${howTo}`);
+    aptUpdated = true;
+  }
+  if (run('apt-get', ['install', '-y', '--no-install-recommends', ...packages], { env }) !== 0) {
+    fail(`apt-get install ${packages.join(' ')} failed.\n${howTo}`);
+  }
+}
+
 function ensureRedisServer() {
   if (redisServerVersion() !== null) return;
   const howTo =
@@ -97,18 +118,49 @@ function ensureRedisServer() {
     '  Alpine:        apk add redis\n' +
     '  macOS:         brew install redis\n' +
     'A system Redis service on port 6379 is not used and need not run.';
-  if (!canAptInstall()) fail(howTo);
-  log('redis-server is missing: installing it with apt-get (running as root on Debian)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if (run('apt-get', ['update'], { env }) !== 0) fail(`apt-get update failed.\n${howTo}`);
-  if (run('apt-get', ['install', '-y', '--no-install-recommends', 'redis-server'], { env }) !== 0) {
-    fail(`apt-get install redis-server failed.\n${howTo}`);
-  }
+  aptInstall(['redis-server'], howTo);
   const version = redisServerVersion();
   if (version === null) fail(`redis-server still not runnable after apt-get install.\n${howTo}`);
   log(`installed ${version}`);
 }
 
+/** The browser the tests drive; the same rule as chromiumPath() in @streamgate/testkit. */
+function chromiumPath() {
+  const override = process.env.STREAMGATE_CHROMIUM;
+  return override === undefined || override.trim() === '' ? '/usr/bin/chromium' : override;
+}
+
+/** @param {string} path */
+function isExecutable(path) {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function ensureChromium() {
+  // Only the tests use a browser; a local fleet does not need one.
+  if (process.env.npm_lifecycle_event === 'fleet') return;
+  const path = chromiumPath();
+  if (isExecutable(path)) return;
+  const howTo =
+    `Chromium is required for the browser tests (test/browser/), expected at ${path}; playwright-core drives it and downloads no browser.\n` +
+    '  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y chromium\n' +
+    '  Elsewhere: install Chromium or Chrome and set STREAMGATE_CHROMIUM to its executable, e.g.\n' +
+    '    STREAMGATE_CHROMIUM="/Applications/Google Chrome.app/Contents/MacOS/Google Chrome" npm test';
+  if (process.env.STREAMGATE_CHROMIUM !== undefined && process.env.STREAMGATE_CHROMIUM.trim() !== '') {
+    fail(`STREAMGATE_CHROMIUM=${path} is not an executable file.\n${howTo}`);
+  }
+  // A font, so that the screenshots the tests keep show text; the rest of chromium's
+  // recommendations (printing, sandbox helper, desktop services) are of no use headless.
+  aptInstall(['chromium', 'fonts-dejavu-core'], howTo);
+  if (!isExecutable(path)) fail(`${path} still missing after apt-get install.\n${howTo}`);
+  log(`installed chromium at ${path}`);
+}
+
 checkNode();
 installDependencies();
 ensureRedisServer();
+ensureChromium();

@@ -34,3 +34,5 @@ export type { VenueRateLimit } from './venue/TokenBucket.js';
 export type { VenueKind } from './venue/venueKinds.js';
 export { ksUniform } from './ksUniform.js';
 export type { KsResult } from './ksUniform.js';
+export { CHROMIUM_INSTALL_HINT, chromiumPath, startChromium } from './startChromium.js';
+export type { ChromiumBrowser, StartChromiumOptions } from './startChromium.js';
