@@ -85,7 +85,8 @@ export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema 
       ref = stream(input, ctx);
     } catch (error) {
       // A stream name built from input that is not a valid key is the caller's mistake, not ours.
-      if (error instanceof z.ZodError) {
+      // `$ZodError` is the base of classic and mini zod errors: stream names are checked with zod/mini.
+      if (error instanceof z.core.$ZodError) {
         throw new TRPCError({ code: 'BAD_REQUEST', message: `stream name: ${error.issues[0]?.message ?? 'invalid'}` });
       }
       throw error;
