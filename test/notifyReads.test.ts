@@ -122,4 +122,29 @@ describe('notification-driven live reads (redis-server with notify-keyspace-even
     await everyoneHasAll(recorders, 300, Date.now());
     expect(seen).toEqual(['batch', 'notify']);
   });
+
+  it('keeps the other streams flowing when a watched key turns into another type, and tells its subscribers', async () => {
+    const fleet = getFleet();
+    await waitFor(async () => (await readMode(fleet)) === 'notify', { timeoutMs: 10_000, message: 'relay never reported notify mode' });
+    const { streams, recorders } = await audience(fleet, 'retyped');
+    const [victim, ...rest] = streams as [string, ...string[]];
+    const admin = fleet.redis.client();
+    await writeAll(fleet, streams, 20, () => Promise.resolve());
+    await everyoneHasAll(recorders, 20, Date.now());
+    // The demo streams' keys are `demo:<name>`. DEL and HSET are not stream events (`Kt` sends
+    // neither): the sweep finds the key, and a read naming it with the others fails whole.
+    await admin.multi().del(`demo:${victim}`).hset(`demo:${victim}`, 'field', 'value').exec();
+    await Promise.all(rest.map((s) => publishSequence(admin, s, 20, 40, 20)));
+    const victims = recorders.filter((r) => r.stream === victim);
+    await everyoneHasAll(
+      recorders.filter((r) => r.stream !== victim),
+      40,
+      Date.now(),
+    );
+    await waitFor(() => victims.every((r) => r.errors.length > 0), {
+      timeoutMs: SWEEP_MS + 4_000,
+      message: "the retyped stream's subscribers were never told",
+    });
+    for (const r of victims) expect(r.errors[0]?.code).toBe('stream_unavailable');
+  });
 });

@@ -28,7 +28,7 @@ function reader(given: Partial<NotifyReaderOptions> & { redis?: FakeNotifyRedis;
 }
 
 describe('NotifyReader', () => {
-  it('reads only the woken keys, coalescing wake-ups into one pipelined read', async () => {
+  it('reads only the woken keys, coalescing wake-ups into one grouped read', async () => {
     const { r, redis, clock, got } = reader();
     for (let i = 0; i < 100; i++) r.watch(`k${i}`, '0-0');
     await clock.advance(10);
@@ -43,9 +43,41 @@ describe('NotifyReader', () => {
         ['k7', '0-0'],
       ],
     ]);
+    expect(redis.readKinds.slice(before)).toEqual(['grouped']);
     expect(got.get('k3')).toEqual(['1-0', '2-0']);
     expect(got.get('k7')).toEqual(['1-0']);
     expect(r.cursor('k3')).toBe('2-0');
+    await r.close();
+  });
+
+  it('reads the keys of a failed grouped read one command each: only the key of another type is dropped', async () => {
+    const wrong: StreamName[][] = [];
+    const errors: Error[] = [];
+    const { r, redis, clock, got } = reader({
+      onWrongType: (keys) => {
+        wrong.push([...keys]);
+        return Promise.resolve(keys);
+      },
+      onError: (error) => errors.push(error),
+    });
+    for (const key of ['a', 'b', 'c']) r.watch(key, '0-0');
+    await clock.advance(10);
+    redis.setWrongType('b');
+    redis.xadd('a', '1-0');
+    redis.xadd('c', '1-0');
+    redis.publish('b', 'xadd');
+    await clock.advance(10);
+    expect(wrong).toEqual([['b']]);
+    expect(got.get('a')).toEqual(['1-0']);
+    expect(got.get('c')).toEqual(['1-0']);
+    expect(r.cursor('b')).toBeUndefined();
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/^WRONGTYPE/)]);
+    // The grouped read failed whole; its keys were then read a command each.
+    expect(redis.readKinds.slice(-2)).toEqual(['grouped', 'perKey']);
+    redis.xadd('a', '2-0');
+    await clock.advance(10);
+    expect(redis.readKinds.at(-1)).toBe('grouped');
+    expect(got.get('a')).toEqual(['1-0', '2-0']);
     await r.close();
   });
 

@@ -48,6 +48,8 @@ export class NotifyReader implements LiveReader {
   private readonly woken = new Set<StreamName>();
   /** Keys the sweep is still to read; read in groups by one XREAD each, after the dirty ones. */
   private readonly swept = new Set<StreamName>();
+  /** Keys whose grouped read failed (one of them holds another type): read one command each, first. */
+  private readonly isolated = new Set<StreamName>();
   private readonly sync: SubscriptionSync;
   private running = true;
   private idleWake: (() => void) | null = null;
@@ -100,6 +102,7 @@ export class NotifyReader implements LiveReader {
     if (!this.cursors.delete(stream)) return;
     this.dirty.delete(stream);
     this.swept.delete(stream);
+    this.isolated.delete(stream);
     this.woken.delete(stream);
     this.sync.changed(stream);
   }
@@ -164,7 +167,7 @@ export class NotifyReader implements LiveReader {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      if (this.dirty.size === 0 && this.swept.size === 0) {
+      if (this.dirty.size === 0 && this.swept.size === 0 && this.isolated.size === 0) {
         await new Promise<void>((resolve) => (this.idleWake = resolve));
         this.idleWake = null;
         continue;
@@ -182,15 +185,19 @@ export class NotifyReader implements LiveReader {
   }
 
   /**
-   * One read of up to `groupSize` keys, each from its cursor: the dirty ones pipelined (a command
-   * each, so one key of another type fails alone), else the sweep's as one grouped XREAD.
+   * One read of up to `groupSize` keys, each from its cursor, as one grouped XREAD: the dirty
+   * keys, else the sweep's. A command per key costs Redis a dispatch per entry when each woken key
+   * has one entry (many quiet streams); grouped, that cost is shared. A grouped read fails whole
+   * when one key holds another type: its keys are then read one command each, which finds the culprit.
    */
   private async readRound(): Promise<void> {
     const reads: Array<readonly [StreamName, StreamId]> = [];
     const woken = new Set<StreamName>();
-    const sweeping = this.dirty.size === 0;
-    for (const key of sweeping ? this.swept : this.dirty) {
+    const isolating = this.isolated.size > 0;
+    const source = isolating ? this.isolated : this.dirty.size > 0 ? this.dirty : this.swept;
+    for (const key of source) {
       if (reads.length >= (this.options.groupSize ?? 1_000)) break;
+      this.isolated.delete(key);
       this.dirty.delete(key);
       this.swept.delete(key);
       if (this.woken.delete(key)) woken.add(key);
@@ -201,7 +208,7 @@ export class NotifyReader implements LiveReader {
     let results;
     try {
       const lost = new Promise<never>((_, reject) => (this.abortRead = reject));
-      const read = sweeping ? this.options.redis.readGrouped(reads) : this.options.redis.read(reads);
+      const read = isolating ? this.options.redis.read(reads) : this.options.redis.readGrouped(reads);
       results = await Promise.race([read, lost]);
     } catch (thrown) {
       if (!this.running) return;
@@ -218,16 +225,15 @@ export class NotifyReader implements LiveReader {
     this.options.onRead();
     this.failures = 0;
     const wrongType: StreamName[] = [];
-    let sweepError: Error | null = null;
+    let groupError: Error | null = null;
     reads.forEach(([key, sent], i) => {
       const result = results[i];
       // Unwatched, or restarted, while the read was out: what came back is from a stale position.
       if (result === undefined || this.cursors.get(key) !== sent) return;
       if (!result.ok) {
-        // A grouped read fails whole: the keys are read again one command each, which finds the culprit.
-        if (sweeping) {
-          if (sweepError === null) sweepError = result.error;
-          this.markDirty(key, false);
+        if (!isolating) {
+          if (groupError === null) groupError = result.error;
+          this.isolate(key, woken.has(key));
         } else if (isWrongType(result.error)) wrongType.push(key);
         else {
           this.options.onError(result.error);
@@ -237,11 +243,17 @@ export class NotifyReader implements LiveReader {
       }
       this.deliver(key, sent, result.entries, woken.has(key));
     });
-    if (sweepError !== null) this.options.onError(sweepError);
+    if (groupError !== null) this.options.onError(groupError);
     if (wrongType.length > 0) {
       const dropped = await this.options.onWrongType(wrongType);
       for (const key of dropped) this.unwatch(key);
     }
+  }
+
+  private isolate(key: StreamName, woken: boolean): void {
+    this.isolated.add(key);
+    if (woken) this.woken.add(key);
+    this.idleWake?.();
   }
 
   private deliver(key: StreamName, sent: StreamId, entries: readonly StreamEntry[], woken: boolean): void {

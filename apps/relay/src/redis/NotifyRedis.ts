@@ -14,11 +14,11 @@ export interface NotifyRedis {
   readonly readReady: boolean;
   /** The pub/sub connection can take SUBSCRIBE. */
   readonly subscriberReady: boolean;
-  /** `XREAD COUNT n STREAMS key id` per pair, one pipeline, one result per pair in order. */
+  /** `XREAD COUNT n STREAMS key id` per pair, one pipeline, one result per pair in order: finds the key a grouped read failed on. */
   read(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]>;
   /**
-   * One `XREAD COUNT n STREAMS k1 … kn id1 … idn` for all pairs: the sweep's read, cheaper than a
-   * command per key when most keys have nothing. An error (one key of another type) is every key's.
+   * One `XREAD COUNT n STREAMS k1 … kn id1 … idn` for all pairs: the reader's usual read, cheaper
+   * than a command per key. An error (one key of another type) is every key's.
    */
   readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]>;
   /** SUBSCRIBE to these keys' keyspace channels; resolves once Redis confirmed every one. */

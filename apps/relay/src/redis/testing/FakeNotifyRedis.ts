@@ -20,7 +20,10 @@ export class FakeNotifyRedis implements NotifyRedis {
   private readonly eventListeners: Array<(key: StreamName, event: string) => void> = [];
   private readonly readyListeners: Array<() => void> = [];
   private readonly closeListeners: Array<() => void> = [];
+  /** Every read sent, grouped (one XREAD naming all keys) or as a command per key. */
   readonly readsSent: Array<ReadonlyArray<readonly [StreamName, StreamId]>> = [];
+  readonly readKinds: Array<'grouped' | 'perKey'> = [];
+  private readonly wrongType = new Set<StreamName>();
   readonly subscribeBatches: number[] = [];
   /** Confirm SUBSCRIBEs at once, or hold them until `confirm()`. */
   autoConfirm = true;
@@ -37,6 +40,11 @@ export class FakeNotifyRedis implements NotifyRedis {
     entries.push({ id, fields: ['data', '{}'] });
     this.streams.set(stream, entries);
     if (options.notify !== false) this.publish(stream, 'xadd');
+  }
+
+  /** The key now holds another type: a read of it answers WRONGTYPE, and a grouped read fails whole. */
+  setWrongType(stream: StreamName): void {
+    this.wrongType.add(stream);
   }
 
   publish(stream: StreamName, event: string): void {
@@ -79,16 +87,24 @@ export class FakeNotifyRedis implements NotifyRedis {
 
   read(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
     this.readsSent.push(reads);
-    return Promise.resolve(
-      reads.map(([key, after]) => ({
-        ok: true,
-        entries: (this.streams.get(key) ?? []).filter((e) => compareStreamIds(e.id, after) > 0).slice(0, this.count),
-      })),
-    );
+    this.readKinds.push('perKey');
+    return Promise.resolve(reads.map(([key, after]) => this.readKey(key, after)));
   }
 
   readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]> {
-    return this.read(reads);
+    this.readsSent.push(reads);
+    this.readKinds.push('grouped');
+    const failed = reads.find(([key]) => this.wrongType.has(key));
+    if (failed !== undefined) {
+      const error = wrongTypeError();
+      return Promise.resolve(reads.map(() => ({ ok: false, error })));
+    }
+    return Promise.resolve(reads.map(([key, after]) => this.readKey(key, after)));
+  }
+
+  private readKey(key: StreamName, after: StreamId): KeyRead {
+    if (this.wrongType.has(key)) return { ok: false, error: wrongTypeError() };
+    return { ok: true, entries: (this.streams.get(key) ?? []).filter((e) => compareStreamIds(e.id, after) > 0).slice(0, this.count) };
   }
 
   subscribe(keys: readonly StreamName[]): Promise<void> {
@@ -136,4 +152,11 @@ export class FakeNotifyRedis implements NotifyRedis {
     }
     pending.resolve();
   }
+}
+
+/** As ioredis hands on a server's error reply. */
+function wrongTypeError(): Error {
+  const error = new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
+  error.name = 'ReplyError';
+  return error;
 }
