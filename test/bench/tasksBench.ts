@@ -83,6 +83,7 @@ async function measureOne(
 ): Promise<TaskResult> {
   await redis.client().flushall();
   const streams = Array.from({ length: w.streams }, (_, s) => `task:${s}`);
+  await seedStreams(redis, streams);
   const tokens = setup.kind === 'relay' ? await d.mintTokens(redis.url, streams) : [];
   const server = await startBenchServer(setup.kind, { ...d.ctx, redisUrl: redis.url }, 0, setup.env);
   try {
@@ -129,6 +130,26 @@ async function measureOne(
   } finally {
     if (process.env.BENCH_DEBUG === '1') process.stderr.write(server.service.output());
     await server.service.stop(10_000);
+  }
+}
+
+/**
+ * A per-task stream exists before a tab subscribes to it (the task wrote its start). Unseeded, a
+ * quiet workload would create most of its keys inside the measured step (at 50,000 streams and
+ * 10,000 events/s each key gets its first entry there), and key creation is not what it measures.
+ * Subscribers read live from `$`, so the seed entry is never delivered.
+ */
+async function seedStreams(redis: RedisServer, streams: readonly string[]): Promise<void> {
+  const client = redis.client();
+  try {
+    for (let from = 0; from < streams.length; from += 5_000) {
+      const pipeline = client.pipeline();
+      for (const stream of streams.slice(from, from + 5_000)) pipeline.xadd(stream, '*', 'data', '{"seed":true}');
+      const failed = (await pipeline.exec())?.find(([error]) => error !== null);
+      if (failed !== undefined) throw new Error(`seeding the task streams failed: ${String(failed[0])}`);
+    }
+  } finally {
+    client.disconnect();
   }
 }
 
