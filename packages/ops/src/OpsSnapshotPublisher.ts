@@ -5,6 +5,7 @@ import type { OpsSnapshot } from './opsSnapshot.js';
 export type OpsSnapshotSink = (json: string) => Promise<void>;
 
 export type OpsPublishFailure =
+  | { readonly code: 'collect_failed'; readonly retryable: true; readonly message: string }
   | { readonly code: 'invalid_snapshot'; readonly retryable: false; readonly message: string }
   | { readonly code: 'too_large'; readonly retryable: false; readonly bytes: number }
   | { readonly code: 'sink_failed'; readonly retryable: true; readonly message: string };
@@ -58,7 +59,14 @@ export class OpsSnapshotPublisher {
   }
 
   async #publish(): Promise<void> {
-    const snapshot = this.#options.collect(this.#seq++);
+    let snapshot: OpsSnapshot;
+    try {
+      snapshot = this.#options.collect(this.#seq++);
+    } catch (error) {
+      // The loop runs from a timer: a throw here would be an unhandled rejection that ends the app.
+      this.#options.onFailure({ code: 'collect_failed', retryable: true, message: error instanceof Error ? error.message : String(error) });
+      return;
+    }
     const parsed = opsSnapshotSchema.safeParse(snapshot);
     if (!parsed.success) {
       this.#options.onFailure({ code: 'invalid_snapshot', retryable: false, message: parsed.error.message });
