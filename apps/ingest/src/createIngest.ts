@@ -143,8 +143,8 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     worker,
     metrics,
     close: async () => {
-      await ops?.stop();
-      await worker.close();
+      // In parallel: a snapshot in flight to a slow ops Redis must not delay the lease releases.
+      await Promise.all([ops?.stop(), worker.close()]);
       await Promise.all([...venues.values()].map((v) => v.close()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       redis.disconnect();
