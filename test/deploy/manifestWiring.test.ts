@@ -112,6 +112,20 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     if (authPrefixes !== undefined) expect(authPrefixes).toBe(envOf('relay').values.RELAY_DEMAND_PREFIXES);
   });
 
+  it("publishes ingest's operations snapshots into the Redis its streams go to, which the relays read", () => {
+    const ingest = envOf('ingest');
+    const ops = ingest.values.INGEST_OPS_REDIS_URL;
+    const streams = ingest.values.INGEST_REDIS_URL;
+    if (ops === undefined || streams === undefined) {
+      // With credentials both URLs come from the same Secret (prod).
+      expect(ingest.secrets.INGEST_OPS_REDIS_URL, 'INGEST_OPS_REDIS_URL is set').toBeDefined();
+      expect(ingest.secrets.INGEST_OPS_REDIS_URL).toEqual(ingest.secrets.INGEST_REDIS_URL);
+    } else {
+      expect(normalizeRedisTarget(ops)).toBe(normalizeRedisTarget(streams));
+      expect([...relayConfigOf(processEnv(envOf('relay'))).RELAY_REDIS_ALLOWLIST]).toContain(normalizeRedisTarget(ops));
+    }
+  });
+
   it('gives ingest its topology (provider URLs may carry API keys) as a mounted Secret file', () => {
     const ingest = named(rendered.manifests, Deployment, 'ingest');
     const path = envOf('ingest').values.INGEST_TOPOLOGY_FILE ?? '';

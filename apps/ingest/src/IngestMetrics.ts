@@ -97,6 +97,12 @@ export class IngestMetrics {
     labelNames: ['kind'],
     registers: [this.registry],
   });
+  private readonly opsFailures = new Counter({
+    name: 'ingest_ops_publish_failures_total',
+    help: 'Operations snapshots not published, by code (sink_failed: the ops Redis did not take it)',
+    labelNames: ['code'],
+    registers: [this.registry],
+  });
   private readonly undemandable = new Gauge({
     name: 'ingest_streams_outside_demand_prefixes',
     help: 'Topology streams under none of INGEST_DEMAND_PREFIXES: relays and auth never register demand for them, so they are never served',
@@ -144,6 +150,10 @@ export class IngestMetrics {
 
   fault(kind: FaultKind): void {
     this.faults.inc({ kind });
+  }
+
+  opsPublishFailed(code: string): void {
+    this.opsFailures.inc({ code });
   }
 
   /** At boot: the topology streams that no demand prefix covers (see streamsOutsidePrefixes). */

@@ -64,6 +64,8 @@ describe('parseIngestConfig', () => {
       /INGEST_STREAM_MAXLEN="-1": must be an integer from 0 to 1000000000 \(0 = never trim\); set it to an integer in that range or leave it unset for 100000/,
     ],
     [{ INGEST_REDIS_URL: 'http://r:6379' }, /INGEST_REDIS_URL="http:\/\/r:6379": must be a redis:\/\/ or rediss:\/\/ URL/],
+    [{ INGEST_OPS_REDIS_URL: 'ops:6379' }, /INGEST_OPS_REDIS_URL="ops:6379": must be a redis:\/\/ or rediss:\/\/ URL/],
+    [{ INGEST_OPS_STREAM: 'ops stream' }, /INGEST_OPS_STREAM="ops stream": must be a stream name/],
     [
       { INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'x', chain: 'nope', kind: 'newHeads' }] }) },
       /unknown chain "nope"/,
@@ -113,6 +115,14 @@ describe('parseIngestConfig', () => {
     expect(parsed).toMatchObject({ INGEST_STREAM_MAXLEN: 100_000, INGEST_PORT: 8090, INGEST_DEMAND_GRACE_MS: 30_000, LOG_LEVEL: 'info' });
     expect(parsed.INGEST_TOPOLOGY_FILE).toBeUndefined();
     expect(refusal({ INGEST_REDIS_URL: '' })).toMatch(/INGEST_REDIS_URL="": is required/);
+  });
+
+  it('publishes operations snapshots only with INGEST_OPS_REDIS_URL set, to streamgate:ops by default', () => {
+    expect(config().INGEST_OPS_REDIS_URL).toBeUndefined();
+    expect(config({ INGEST_OPS_REDIS_URL: ' ' }).INGEST_OPS_REDIS_URL).toBeUndefined();
+    expect(config({ INGEST_OPS_STREAM: '' }).INGEST_OPS_STREAM).toBe('streamgate:ops');
+    const on = config({ INGEST_OPS_REDIS_URL: 'redis://ops:6379/1', INGEST_OPS_STREAM: 'ops:eu' });
+    expect(on).toMatchObject({ INGEST_OPS_REDIS_URL: 'redis://ops:6379/1', INGEST_OPS_STREAM: 'ops:eu' });
   });
 
   it('reads the demand prefixes relays and auth use', () => {

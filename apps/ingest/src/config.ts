@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { configError, envEnum, envInt, envList, envProblems, envText, presentText, urlCheck, whenValid } from '@streamgate/boot';
 import type { ConfigProblem, ConfigResult, Env } from '@streamgate/boot';
+import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
 import { streamNameSchema } from '@streamgate/protocol';
 import { venueSchema, venueStreams } from './venue/venueConfig.js';
 
@@ -125,6 +126,19 @@ export const ingestConfigSchema = z
     // The prefixes relays (RELAY_DEMAND_PREFIXES) and auth (AUTH_DEMAND_PREFIXES) register demand
     // under. A topology stream outside all of them is never wanted, so never served: warned at boot.
     INGEST_DEMAND_PREFIXES: envList({ fallback: [], fallbackText: 'none (no check)' }),
+    // The operations stream: a snapshot of this worker's leases, chain streams and venues each
+    // second (packages/ops). Unset: not published.
+    INGEST_OPS_REDIS_URL: envText({
+      optional: 'to publish no operations snapshots',
+      check: urlCheck(['redis', 'rediss'], 'redis://redis:6379/0'),
+    }),
+    INGEST_OPS_STREAM: envText({
+      fallback: OPS_STREAM_DEFAULT,
+      check: (text) =>
+        streamNameSchema.safeParse(text).success
+          ? null
+          : 'must be a stream name (1–200 letters, digits and _ . : { } - /); set it to one, e.g. streamgate:ops',
+    }),
     INGEST_TOPOLOGY: envText({ optional: 'and set INGEST_TOPOLOGY_FILE instead' }),
     INGEST_TOPOLOGY_FILE: envText({ optional: 'and set INGEST_TOPOLOGY instead' }),
     LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { fallback: 'info' }),

@@ -10,6 +10,7 @@ import type { IngestConfig } from './config.js';
 import { EvmAdapter } from './evm/EvmAdapter.js';
 import { ProviderPool } from './evm/ProviderPool.js';
 import { IngestMetrics } from './IngestMetrics.js';
+import { startIngestOps } from './ops/startIngestOps.js';
 import { streamsOutsidePrefixes } from './streamsOutsidePrefixes.js';
 import { createVenueAdapter } from './venue/createVenueAdapter.js';
 import type { VenueAdapter } from './venue/VenueAdapter.js';
@@ -32,6 +33,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
   redis.on('error', (error) => log.warn({ err: error.message }, 'redis error'));
   const pools = new Map<string, ProviderPool>();
   const adapters = new Map<string, UpstreamAdapter>();
+  const evmAdapters = new Map<string, EvmAdapter>();
   for (const spec of config.topology.streams) {
     const chain = config.topology.chains[spec.chain];
     if (chain === undefined) continue; // config validation guarantees it exists
@@ -42,7 +44,9 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       );
       pools.set(spec.chain, pool);
     }
-    adapters.set(spec.stream, new EvmAdapter(spec, chain, pool, metrics.evm));
+    const adapter = new EvmAdapter(spec, chain, pool, metrics.evm);
+    adapters.set(spec.stream, adapter);
+    evmAdapters.set(spec.stream, adapter);
   }
   const leases = new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX);
   const writer = new RedisStreamWriter({
@@ -84,6 +88,23 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     events: metrics.worker,
   });
   worker.start();
+  const ops =
+    config.INGEST_OPS_REDIS_URL === undefined
+      ? undefined
+      : startIngestOps({
+          redisUrl: config.INGEST_OPS_REDIS_URL,
+          stream: config.INGEST_OPS_STREAM,
+          log,
+          countFailure: (code) => metrics.opsPublishFailed(code),
+          source: {
+            pod: config.INGEST_WORKER_ID,
+            startedAt: Math.round(performance.timeOrigin),
+            now: Date.now,
+            leasesHeld: () => worker.ownedKeys.length + [...venues.values()].filter((v) => v.leaseHeld).length,
+            chains: () => worker.ownedKeys.flatMap((key) => evmAdapters.get(key)?.view() ?? []),
+            venues: () => [...venues.values()].flatMap((v) => v.view() ?? []),
+          },
+        });
 
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -122,7 +143,8 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     worker,
     metrics,
     close: async () => {
-      await worker.close();
+      // In parallel: a snapshot in flight to a slow ops Redis must not delay the lease releases.
+      await Promise.all([ops?.stop(), worker.close()]);
       await Promise.all([...venues.values()].map((v) => v.close()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       redis.disconnect();

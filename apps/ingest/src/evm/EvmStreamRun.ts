@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { ChainConfig, ProviderConfig, StreamSpec } from '../config.js';
 import { ChainFollower } from './ChainFollower.js';
 import type { EvmRunEvents, FailoverState } from './evmEvents.js';
+import type { EvmRunView } from './EvmRunView.js';
 import type { ProviderPool } from './ProviderPool.js';
 import { RpcFailure } from './RpcError.js';
 import { RunStop } from './RunStop.js';
@@ -43,6 +44,7 @@ export class EvmStreamRun implements AdapterRun {
   private switching = false;
   private lostWhileSwitching = false;
   private subscriptionId: string | null = null;
+  private halted = false;
 
   constructor(
     private readonly ctx: RunContext,
@@ -61,6 +63,20 @@ export class EvmStreamRun implements AdapterRun {
     void this.processLoop();
     void this.switchProvider(Date.now(), 'start', new Set());
     this.pollOracle();
+  }
+
+  /**
+   * A halted stream (it wrote a stream error and waits for an operator) keeps its lease and
+   * writes nothing more: it is shown as degraded, the worst state an operator can see.
+   */
+  view(): EvmRunView {
+    const head = Math.max(this.oracleHead, this.lastPushNumber, this.follower.checkpoint?.number ?? -1);
+    return {
+      state: this.halted ? 'degraded' : this.state,
+      provider: !this.halted && this.state === 'active' ? (this.provider?.id ?? null) : null,
+      head: head < 0 ? null : head,
+      lastWritten: this.follower.checkpoint?.number ?? null,
+    };
   }
 
   private get headPollMs(): number {
@@ -270,6 +286,7 @@ export class EvmStreamRun implements AdapterRun {
 
   private end(end: RunEnd): void {
     this.stopped = true;
+    this.halted = end.reason === 'halted';
     clearTimeout(this.oracleTimer);
     clearTimeout(this.recoverTimer);
     this.socket?.close();

@@ -89,4 +89,15 @@ describe('CoverageMap', () => {
     map.observe('AAA', 'snapshot', 10);
     expect(map.covered(wanted, 10)).toEqual(all('AAA', 'BBB'));
   });
+
+  it('counts() names only the declared kinds, each against the wanted set, and their union', () => {
+    const map = new CoverageMap(['snapshot', 'quote'], STALE_MS);
+    map.observe('AAA', 'snapshot', 0);
+    map.observe('AAA', 'quote', 0);
+    map.observe('BBB', 'quote', 0);
+    map.observe('BBB', 'tick', 0);
+    map.observe('UNWANTED', 'quote', 0);
+    map.observe('OLD', 'snapshot', -STALE_MS - 1);
+    expect(map.counts(all('AAA', 'BBB', 'CCC', 'OLD'), 0)).toEqual({ covered: 2, byKind: { snapshot: 1, quote: 2 } });
+  });
 });

@@ -38,6 +38,15 @@ export class CoverageMap {
     return out;
   }
 
+  /** Counts for the operations snapshot: each declared kind (undeclared ones are never counted) and their union. */
+  counts(wanted: ReadonlySet<string>, now: number): { covered: number; byKind: Partial<Record<VenueKind, number>> } {
+    const byKind = this.byKind(wanted, now);
+    return {
+      covered: this.covered(wanted, now, byKind).size,
+      byKind: Object.fromEntries(this.kinds.map((kind) => [kind, byKind[kind].size])),
+    };
+  }
+
   /** The exact union of the declared kinds' coverage (pass `byKind` when it was just computed). */
   covered(wanted: ReadonlySet<string>, now: number, byKind = this.byKind(wanted, now)): Set<string> {
     const out = new Set<string>();

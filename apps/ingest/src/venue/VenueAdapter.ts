@@ -5,6 +5,7 @@ import { SymbolWriter } from './SymbolWriter.js';
 import type { SymbolWriterEvents } from './SymbolWriter.js';
 import type { VenueFeed } from './VenueFeed.js';
 import type { VenueNotice } from './VenueNotice.js';
+import type { VenueView } from './VenueView.js';
 import type { VenuePayload } from './venueSchemas.js';
 
 export interface VenueAdapterOptions {
@@ -51,6 +52,19 @@ export class VenueAdapter implements UpstreamAdapter {
   /** The running feed on this worker, if it holds the venue. */
   get activeFeed(): VenueFeed | undefined {
     return this.feed;
+  }
+
+  /** This worker holds the venue lease (the control stream's), which the worker's own leases do not include. */
+  get leaseHeld(): boolean {
+    return this.lease !== undefined;
+  }
+
+  /** Sessions and coverage while this worker runs the feed, else null (another worker holds the venue). */
+  view(): VenueView | null {
+    const feed = this.feed;
+    if (feed === undefined) return null;
+    const sessions = feed.status().shards.map((sh) => ({ id: sh.sessionId, symbols: sh.confirmed, connected: sh.connected }));
+    return { venue: this.options.venue, sessions, ...feed.coverageCounts() };
   }
 
   start(ctx: RunContext): AdapterRun {

@@ -123,6 +123,11 @@ export class VenueFeed {
     return { byKind, covered: this.coverage.covered(this.wanted, now, byKind) };
   }
 
+  /** Wanted symbols and how many of them are covered, per declared kind and in all. */
+  coverageCounts(): { wanted: number; covered: number; byKind: Partial<Record<VenueKind, number>> } {
+    return { wanted: this.wanted.size, ...this.coverage.counts(this.wanted, this.now()) };
+  }
+
   covered(): Set<string> {
     return this.coverage.covered(this.wanted, this.now());
   }

@@ -1,0 +1,12 @@
+import type { FailoverState } from './evmEvents.js';
+
+/** Where one EVM stream run stands, read once a second for the operations snapshot. */
+export interface EvmRunView {
+  readonly state: FailoverState;
+  /** The provider whose newHeads subscription is live, null while none is (switching, degraded). */
+  readonly provider: string | null;
+  /** Highest block the run knows the chain has (oracle, pushes, what it wrote), null before any. */
+  readonly head: number | null;
+  /** The stream's checkpoint: the highest block written (or skipped by a gap), null before any. */
+  readonly lastWritten: number | null;
+}

@@ -1,0 +1,74 @@
+import { Redis } from 'ioredis';
+import { errorMessage } from '@streamgate/ingest-core';
+import type { CoreLog } from '@streamgate/ingest-core';
+import { OPS_STREAM_MAXLEN, OpsSnapshotPublisher } from '@streamgate/ops';
+import { collectIngestSnapshot } from './collectIngestSnapshot.js';
+import type { IngestOpsSource } from './collectIngestSnapshot.js';
+import { OpsFailureLog } from './OpsFailureLog.js';
+import type { OpsFailure } from './OpsFailureLog.js';
+
+export interface IngestOpsOptions {
+  readonly redisUrl: string;
+  readonly stream: string;
+  readonly source: IngestOpsSource;
+  readonly log: CoreLog;
+  /** Counts each failed snapshot by code (ingest_ops_publish_failures_total). */
+  readonly countFailure: (code: OpsFailure['code']) => void;
+}
+
+/**
+ * The ingest worker's side of the operations stream: its own Redis connection (the ops Redis
+ * may be another instance, and a slow one must not delay stream writes), one snapshot a second.
+ * The connection queues nothing while down and gives each XADD two seconds: a snapshot that
+ * cannot go now is dropped, counted and replaced by the next one.
+ */
+export function startIngestOps(options: IngestOpsOptions): { stop(): Promise<void> } {
+  const redis = new Redis(options.redisUrl, {
+    connectionName: `streamgate-ingest-ops:${options.source.pod}`,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 2_000,
+  });
+  let lastRedisError = '';
+  redis.on('error', (error: Error) => {
+    // ioredis repeats the same error on every reconnect attempt; once per distinct error is enough.
+    if (error.message === lastRedisError) return;
+    lastRedisError = error.message;
+    options.log.warn({ err: errorMessage(error) }, 'ops redis error');
+  });
+  redis.on('ready', () => (lastRedisError = ''));
+  const failures = new OpsFailureLog(options.log, options.countFailure);
+  /** Set when collecting threw: the stand-in snapshot the publisher still hands the sink is not written. */
+  let skip = false;
+  const publisher = new OpsSnapshotPublisher({
+    collect: (seq) => {
+      skip = false;
+      try {
+        return collectIngestSnapshot(options.source, seq);
+      } catch (error) {
+        // Thrown out of the publisher's loop this would be an unhandled rejection (a fault, exit
+        // 70). This snapshot is skipped instead (readers see a gap in seq) and the cause logged.
+        failures.failed({ code: 'collect_failed', retryable: true, message: errorMessage(error) });
+        skip = true;
+        const { pod, startedAt } = options.source;
+        const now = () => options.source.now();
+        return collectIngestSnapshot({ pod, startedAt, now, leasesHeld: () => 0, chains: () => [], venues: () => [] }, seq);
+      }
+    },
+    sink: async (json) => {
+      if (skip) {
+        skip = false;
+        return;
+      }
+      await redis.xadd(options.stream, 'MAXLEN', '~', String(OPS_STREAM_MAXLEN), '*', 'data', json);
+    },
+    onFailure: (failure) => failures.failed(failure),
+  });
+  publisher.start();
+  return {
+    stop: async () => {
+      await publisher.stop();
+      redis.disconnect();
+    },
+  };
+}
