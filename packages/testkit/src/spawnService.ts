@@ -117,7 +117,10 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
       cause: error,
     });
   }
-  const child = spawn(guarded.command, guarded.args, { cwd, env, stdio: [options.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  const child =
+    options.stdin === true
+      ? spawn(guarded.command, guarded.args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(guarded.command, guarded.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   const buffer = new OutputBuffer(200);
   // A write racing the child's exit fails with EPIPE on the stream, which must not end the test.
