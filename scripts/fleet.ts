@@ -19,7 +19,6 @@ import { FLEET_HELP, parseFleetCommand } from '../test/support/parseFleetCommand
 import { startFullFleet } from '../test/support/startFullFleet.js';
 import type { FullFleet } from '../test/support/startFullFleet.js';
 import { startFleetDashboard } from './fleetDashboard.js';
-import type { FleetDashboard } from './fleetDashboard.js';
 import { runFleetCommand } from './runFleetCommand.js';
 import { startFleetTail } from './startFleetTail.js';
 
@@ -97,17 +96,16 @@ try {
   });
   closers.push(() => tail.close());
 
-  let dashboard: FleetDashboard | null = null;
   if (config.FLEET_DASHBOARD) {
-    const relayUrl = running.relayUrl;
-    dashboard = await startFleetDashboard({ port: dashboardPort, host: dashboardHost, config: { authUrl: running.authUrl, relayUrl } });
-    if (dashboard !== null) closers.push(() => dashboard?.close());
-  }
-  if (dashboard === null) say('dashboard not served (FLEET_DASHBOARD=false, or apps/dashboard is not in this checkout)');
-  else {
-    const url = new URL(dashboard.url);
-    url.hash = `credential=${running.credential}`;
-    say(`dashboard ${url.toString()}`);
+    say('dashboard building if needed (Vite), then serving…');
+    const dashboard = await startFleetDashboard(
+      { port: dashboardPort, host: dashboardHost, config: { authUrl: running.authUrl, relayUrl: running.relayUrl } },
+      running.credential,
+    );
+    closers.push(() => dashboard.close());
+    say(`dashboard ${dashboard.signedInUrl}`);
+  } else {
+    say('dashboard not served (FLEET_DASHBOARD=false)');
   }
 
   const input = createInterface({ input: process.stdin, terminal: false });

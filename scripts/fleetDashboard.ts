@@ -1,18 +1,17 @@
-export interface FleetDashboardOptions {
-  port: number;
-  host: string;
-  config: { authUrl: string; relayUrl: string };
-}
-
-export interface FleetDashboard {
-  url: string;
-  close(): Promise<void>;
-}
+import { serveDashboard } from '@streamgate/dashboard/server';
+import type { DashboardServer, ServeDashboardOptions } from '@streamgate/dashboard/server';
 
 /**
- * Serves the operations dashboard (apps/dashboard's serveDashboard), or resolves null while
- * that app is not in this checkout: the fleet then runs without it and says so.
+ * Serves the operations dashboard for the fleet (built with Vite first when its dist/ is missing
+ * or stale), and gives its URL with the operator credential in the fragment, which the browser
+ * keeps to itself: the server that serves the page never sees it.
  */
-export function startFleetDashboard(_options: FleetDashboardOptions): Promise<FleetDashboard | null> {
-  return Promise.resolve(null);
+export async function startFleetDashboard(
+  options: ServeDashboardOptions,
+  credential: string,
+): Promise<DashboardServer & { signedInUrl: string }> {
+  const server = await serveDashboard(options);
+  const url = new URL(server.url);
+  url.hash = `credential=${encodeURIComponent(credential)}`;
+  return { url: server.url, close: () => server.close(), signedInUrl: url.toString() };
 }

@@ -134,7 +134,7 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
     const pool = new FleetRelayPool({
       frontDoor,
       spawn: { authUrl: auth.httpUrl, issuer: FULL_FLEET_ISSUER, audience: FULL_FLEET_AUDIENCE, redisAllowlist: redisUrl },
-      env: (name) => ({
+      env: () => ({
         RELAY_DRAIN_WINDOW_MS: String(options.drainWindowMs ?? 20_000),
         RELAY_DEMAND_PREFIXES: DEMAND_PREFIXES,
         // Demand follows subscribers within a second or two, so ingest starts while you watch.
@@ -142,7 +142,7 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
         RELAY_DEMAND_TTL_MS: '5000',
         RELAY_OPS_REDIS_URL: redisUrl,
         RELAY_OPS_STREAM: opsStream,
-        RELAY_POD_NAME: name,
+        // The pod name in snapshots is RELAY_NODE_ID, which spawnRelay sets to `name`.
       }),
       log,
     });
@@ -177,7 +177,7 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
         INGEST_DEMAND_PREFIXES: DEMAND_PREFIXES,
         INGEST_OPS_REDIS_URL: redisUrl,
         INGEST_OPS_STREAM: opsStream,
-        INGEST_POD_NAME: 'ingest-0',
+        // Its pod name is INGEST_WORKER_ID, which spawnIngest sets to `name`.
       },
     });
     // The worker and the relays boot at the same time: each is a Node process compiling TypeScript.
