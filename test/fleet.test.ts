@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawnTsEntry, withDeadline } from '@streamgate/testkit';
 import type { Service } from '@streamgate/testkit';
+import { z } from 'zod';
 
 /** Sends `send` (unless null) and waits for a line printed after that (an older match does not count). */
 async function after(fleet: Service, send: string | null, match: RegExp, timeoutMs = 15_000): Promise<string> {
@@ -9,7 +10,16 @@ async function after(fleet: Service, send: string | null, match: RegExp, timeout
   return fleet.waitForLine(match, timeoutMs, { fromLine });
 }
 
-const FAST = { FLEET_DASHBOARD: 'false', FLEET_VIEWERS: '4', FLEET_BLOCK_MS: '500', FLEET_DRAIN_WINDOW_MS: '1000' };
+const FAST = { FLEET_VIEWERS: '4', FLEET_BLOCK_MS: '500', FLEET_DRAIN_WINDOW_MS: '1000' };
+
+const configSchema = z.object({ authUrl: z.string(), relayUrl: z.string() });
+
+/** The first capture of the first line matching `pattern`. */
+function printed(lines: readonly string[], pattern: RegExp): string {
+  const match = lines.map((l) => pattern.exec(l)).find((m) => m !== null);
+  if (match?.[1] === undefined) throw new Error(`no line matches ${String(pattern)}:\n${lines.join('\n')}`);
+  return match[1];
+}
 
 describe('npm run fleet', () => {
   it('runs ingest on the chain and the venue through the relays, and takes fault commands on stdin', async () => {
@@ -24,7 +34,17 @@ describe('npm run fleet', () => {
     const startup = [...fleet.lines];
     expect(startup.filter((l) => /^relay-\d ws:\/\/127\.0\.0\.1:\d+\/v1\/ws/.test(l))).toHaveLength(2);
     expect(startup.some((l) => /^ingest  http:\/\/127\.0\.0\.1:\d+\/metrics/.test(l))).toBe(true);
-    expect(startup.some((l) => /^ops     .*operator credential \(shown once\): \S{20,}$/.test(l))).toBe(true);
+    const credential = printed(startup, /^ops     .*operator credential \(shown once\): (\S{20,})$/);
+
+    // The dashboard: its URL carries the credential in the fragment; its config names auth and the front door.
+    const dashboard = printed(startup, /^dashboard (http:\/\/127\.0\.0\.1:\d+\/)#credential=(?:\S+)$/);
+    expect(startup).toContain(`dashboard ${dashboard}#credential=${credential}`);
+    const config = configSchema.parse(await (await fetch(`${dashboard}config.json`)).json());
+    expect(config).toEqual({
+      authUrl: printed(startup, /^auth    (http:\/\/\S+)\/trpc /),
+      relayUrl: printed(startup, /^relays  front door (ws:\/\/\S+) /),
+    });
+    expect((await fetch(dashboard)).status).toBe(200);
     await fleet.waitForLine(/^commands:$/);
 
     // The viewers' subscriptions reach ingest as demand: it owns the chain streams and the venue
@@ -60,7 +80,7 @@ describe('npm run fleet', () => {
   it('FLEET_EXIT_AFTER_EVENTS: stops by itself once its tail saw that many demo events and blocks through the relays', async () => {
     const fleet = await spawnTsEntry('scripts/fleet.ts', {
       name: 'fleet-smoke',
-      env: { ...FAST, FLEET_EXIT_AFTER_EVENTS: '3' },
+      env: { ...FAST, FLEET_DASHBOARD: 'false', FLEET_EXIT_AFTER_EVENTS: '3' },
       readyPattern: /fleet up/,
       readyTimeoutMs: 60_000,
     });
