@@ -33,44 +33,44 @@ describe('npm run fleet', () => {
     await using _ = fleet;
     const startup = [...fleet.lines];
     expect(startup.filter((l) => /^relay-\d ws:\/\/127\.0\.0\.1:\d+\/v1\/ws/.test(l))).toHaveLength(2);
-    expect(startup.some((l) => /^ingest  http:\/\/127\.0\.0\.1:\d+\/metrics/.test(l))).toBe(true);
-    const credential = printed(startup, /^ops     .*operator credential \(shown once\): (\S{20,})$/);
+    expect(startup.some((l) => /^ingest\s+http:\/\/127\.0\.0\.1:\d+\/metrics/.test(l))).toBe(true);
+    const credential = printed(startup, /^ops\s+.*operator credential \(shown once\): (\S{20,})$/);
 
     // The dashboard: its URL carries the credential in the fragment; its config names auth and the front door.
     const dashboard = printed(startup, /^dashboard (http:\/\/127\.0\.0\.1:\d+\/)#credential=(?:\S+)$/);
     expect(startup).toContain(`dashboard ${dashboard}#credential=${credential}`);
     const config = configSchema.parse(await (await fetch(`${dashboard}config.json`)).json());
     expect(config).toEqual({
-      authUrl: printed(startup, /^auth    (http:\/\/\S+)\/trpc /),
-      relayUrl: printed(startup, /^relays  front door (ws:\/\/\S+) /),
+      authUrl: printed(startup, /^auth\s+(http:\/\/\S+)\/trpc /),
+      relayUrl: printed(startup, /^relays\s+front door (ws:\/\/\S+) /),
     });
     expect((await fetch(dashboard)).status).toBe(200);
     await fleet.waitForLine(/^commands:$/);
 
     // The viewers' subscriptions reach ingest as demand: it owns the chain streams and the venue
     // symbols, and the tail reads blocks it wrote through a relay.
-    await fleet.waitForLine(/^ingest  evm:anvil:heads active$/, 20_000);
-    await fleet.waitForLine(/^ingest  venue sim: 6\/6 symbols covered on 2 session\(s\)$/, 20_000);
-    await after(fleet, null, /^chain   evm:anvil:heads block \d+ 0x[0-9a-f]+…$/);
+    await fleet.waitForLine(/^ingest\s+evm:anvil:heads active$/, 20_000);
+    await fleet.waitForLine(/^ingest\s+venue sim: 6\/6 symbols covered on 2 session\(s\)$/, 20_000);
+    await after(fleet, null, /^chain\s+evm:anvil:heads block \d+ 0x[0-9a-f]+…$/);
 
     // Bad input is answered, never fatal.
-    await after(fleet, 'bogus', /^fleet   unknown command "bogus"; type "help" for the list$/);
-    await after(fleet, 'cut nowhere', /^fleet   refused: no provider "nowhere" \(providers: primary, secondary\)$/);
-    await after(fleet, 'drain', /^fleet   usage: drain <relay> \[replace\]$/);
+    await after(fleet, 'bogus', /^fleet\s+unknown command "bogus"; type "help" for the list$/);
+    await after(fleet, 'cut nowhere', /^fleet\s+refused: no provider "nowhere" \(providers: primary, secondary\)$/);
+    await after(fleet, 'drain', /^fleet\s+usage: drain <relay> \[replace\]$/);
 
     // A cut provider: the worker fails over to the other one and the chain keeps coming.
     const cutAt = fleet.lineCount;
-    await after(fleet, 'cut primary', /^fleet   provider primary cut$/);
-    await fleet.waitForLine(/^ingest  evm:anvil:heads failover primary → secondary/, 15_000, { fromLine: cutAt });
-    await after(fleet, null, /^chain   evm:anvil:heads block \d+ /);
-    await after(fleet, 'restore primary', /^fleet   provider primary restored$/);
+    await after(fleet, 'cut primary', /^fleet\s+provider primary cut$/);
+    await fleet.waitForLine(/^ingest\s+evm:anvil:heads failover primary → secondary/, 15_000, { fromLine: cutAt });
+    await after(fleet, null, /^chain\s+evm:anvil:heads block \d+ /);
+    await after(fleet, 'restore primary', /^fleet\s+provider primary restored$/);
 
     // A drained relay: out of the front door, SIGTERM, exits once drained; the tail resumes on the other.
     const drainAt = fleet.lineCount;
-    await after(fleet, 'drain relay-0', /^fleet   SIGTERM sent to relay-0/);
+    await after(fleet, 'drain relay-0', /^fleet\s+SIGTERM sent to relay-0/);
     await fleet.waitForLine(/^relay-0 exited \(code 0\) after draining$/, 15_000, { fromLine: drainAt });
-    await after(fleet, null, /^chain   evm:anvil:heads block \d+ /);
-    await after(fleet, 'drain relay-1', /^fleet   refused: relay-1 is the last serving relay/);
+    await after(fleet, null, /^chain\s+evm:anvil:heads block \d+ /);
+    await after(fleet, 'drain relay-1', /^fleet\s+refused: relay-1 is the last serving relay/);
 
     expect(fleet.write('quit\n')).toBe(true);
     expect(await withDeadline(fleet.exited, 20_000, 'the fleet stops after quit')).toMatchObject({ code: 0 });
@@ -87,8 +87,8 @@ describe('npm run fleet', () => {
     await using _ = fleet;
     expect(await withDeadline(fleet.exited, 30_000, 'the fleet stops by itself')).toMatchObject({ code: 0 });
     const output = [...fleet.lines];
-    expect(output.filter((l) => /^tail    demo:ticks \S+ seq=\d+ /.test(l)).length).toBeGreaterThanOrEqual(3);
-    expect(output.filter((l) => /^chain   evm:anvil:heads block \d+ /.test(l)).length).toBeGreaterThanOrEqual(3);
+    expect(output.filter((l) => /^tail\s+demo:ticks \S+ seq=\d+ /.test(l)).length).toBeGreaterThanOrEqual(3);
+    expect(output.filter((l) => /^chain\s+evm:anvil:heads block \d+ /.test(l)).length).toBeGreaterThanOrEqual(3);
     expect(output.some((l) => l.startsWith('tail    subscription live'))).toBe(true);
     expect(output.some((l) => l.startsWith('tail    subscription closed'))).toBe(true);
   });
