@@ -1,32 +1,45 @@
 /**
- * `npm run fleet`: a local streamgate fleet on loopback — redis-server, the auth service, two
- * relay pods, a publisher of demo events and a CLI tail that watches them through the relays
- * with a token from the auth service's tRPC procedure, exactly as a browser would.
+ * `npm run fleet`: the whole system on loopback (test/support/startFullFleet.ts): redis-server,
+ * the auth service, two relay pods behind a front door, anvil behind two fault-injecting
+ * provider proxies, an ingest worker following the chain and the simulated venue, simulated
+ * viewers, a publisher of demo events, a CLI tail, and the operations dashboard. Commands on
+ * stdin inject faults (type `help`).
  *
- * Environment: FLEET_REDIS_URL to use an existing Redis instead of starting one;
- * FLEET_EXIT_AFTER_EVENTS=N to stop by itself after the tail saw N events (smoke tests).
+ * Environment (test/support/parseFleetConfig.ts): FLEET_REDIS_URL, FLEET_AUTH_PORT,
+ * FLEET_DASHBOARD, FLEET_DASHBOARD_PORT, FLEET_VIEWERS, FLEET_BLOCK_MS, FLEET_DRAIN_WINDOW_MS,
+ * FLEET_EXIT_AFTER_EVENTS=N to stop by itself once the tail saw N demo events and N blocks (smoke tests).
  */
-import WebSocket from 'ws';
-import { createTRPCClient, httpBatchLink } from '@trpc/client';
+import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
-import { RelayClient } from '@streamgate/client';
-import { createPublisher, generateSigningKey } from '@streamgate/server';
+import { createPublisher } from '@streamgate/server';
 import { demoStream } from '@streamgate/auth';
-import type { DemoRouter } from '@streamgate/auth';
-import { spawnAuth, spawnRelay, startRedis } from '@streamgate/testkit';
-import type { RedisServer, Service } from '@streamgate/testkit';
+import { freePort } from '@streamgate/testkit';
+import { FLEET_CONFIG_EXIT_CODE, parseFleetConfig } from '../test/support/parseFleetConfig.js';
+import { FLEET_HELP, parseFleetCommand } from '../test/support/parseFleetCommand.js';
+import { startFullFleet } from '../test/support/startFullFleet.js';
+import type { FullFleet } from '../test/support/startFullFleet.js';
+import { startFleetDashboard } from './fleetDashboard.js';
+import { runFleetCommand } from './runFleetCommand.js';
+import { startFleetTail } from './startFleetTail.js';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
-const exitAfter = Number(process.env.FLEET_EXIT_AFTER_EVENTS ?? '0');
-const services: Service[] = [];
-let redisServer: RedisServer | null = null;
+const parsed = parseFleetConfig(process.env);
+if (!parsed.ok) {
+  say(parsed.error.message);
+  process.exit(FLEET_CONFIG_EXIT_CODE);
+}
+const config = parsed.config;
+
+const closers: (() => unknown)[] = [];
+let fleet: FullFleet | undefined;
 let stopping = false;
 
 async function shutdown(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
-    await Promise.allSettled(services.reverse().map((s) => s.stop()));
-    await redisServer?.stop();
+    say('fleet stopping');
+    for (const close of closers.splice(0).reverse()) await Promise.resolve(close());
+    await fleet?.stop();
   }
   process.exit(code);
 }
@@ -34,43 +47,30 @@ process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
 try {
-  let redisUrl = process.env.FLEET_REDIS_URL;
-  if (redisUrl === undefined) {
-    redisServer = await startRedis();
-    redisUrl = redisServer.url;
-  }
-  say(`redis   ${redisUrl}`);
-
-  // A key made at boot: development only. Production gives auth its key from a Secret.
-  const key = await generateSigningKey('ES256', `fleet-${Date.now()}`);
-  const auth = await spawnAuth({
-    issuer: 'streamgate-fleet',
-    audience: 'streamgate-relay',
-    redisUrl,
-    signingKeys: JSON.stringify([key]),
-    env: { AUTH_DEMO_ROUTER: 'true' }, // the tail below asks the demo router for its token
-    ...(process.env.FLEET_AUTH_PORT === undefined ? {} : { port: Number(process.env.FLEET_AUTH_PORT) }),
+  const dashboardPort = config.FLEET_DASHBOARD_PORT ?? (await freePort());
+  const dashboardHost = '127.0.0.1';
+  fleet = await startFullFleet({
+    ...(config.FLEET_REDIS_URL === undefined ? {} : { redisUrl: config.FLEET_REDIS_URL }),
+    ...(config.FLEET_AUTH_PORT === undefined ? {} : { authPort: config.FLEET_AUTH_PORT }),
+    corsOrigins: [`http://${dashboardHost}:${dashboardPort}`, `http://localhost:${dashboardPort}`],
+    viewers: config.FLEET_VIEWERS,
+    blockMs: config.FLEET_BLOCK_MS,
+    drainWindowMs: config.FLEET_DRAIN_WINDOW_MS,
+    log: say,
   });
-  services.push(auth.service);
-  say(`auth    ${auth.httpUrl}/trpc   JWKS ${auth.httpUrl}/.well-known/jwks.json`);
+  const running = fleet;
+  say(`redis   ${running.redisUrl}`);
+  say(`auth    ${running.authUrl}/trpc   JWKS ${running.authUrl}/.well-known/jwks.json`);
+  for (const relay of running.relays) say(`${relay.name} ${relay.url}   metrics ${relay.httpUrl}/metrics`);
+  say(`relays  front door ${running.relayUrl} (spreads connections over the serving relays)`);
+  for (const [name, proxy] of running.chain.providers)
+    say(`chain   provider ${name} ${proxy.wsUrl} → anvil ${running.chain.anvil.httpUrl}`);
+  say(`ingest  ${running.ingest.httpUrl}/metrics   following ${running.streams.heads}, ${running.streams.logs} and venue sim`);
+  say(`venue   mqtt ${running.venue.mqttUrl}   http ${running.venue.httpUrl}`);
+  say(`ops     stream ${running.opsStream}; operator credential (shown once): ${running.credential}`);
 
-  const relayUrls: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    const relay = await spawnRelay({
-      name: `relay-${i}`,
-      authUrl: auth.httpUrl,
-      issuer: 'streamgate-fleet',
-      audience: 'streamgate-relay',
-      redisAllowlist: redisUrl,
-      // Production drains over 15 minutes; a local fleet stopped with Ctrl-C should not.
-      env: { RELAY_DRAIN_WINDOW_MS: '2000' },
-    });
-    services.push(relay.service);
-    relayUrls.push(relay.url);
-    say(`relay-${i} ${relay.url}   metrics ${relay.httpUrl}/metrics`);
-  }
-
-  const redis = new Redis(redisUrl);
+  const redis = new Redis(running.redisUrl);
+  closers.push(() => redis.disconnect());
   const publisher = createPublisher({ redis, maxLen: 10_000 });
   const ticks = demoStream.for('ticks');
   let seq = 0;
@@ -81,25 +81,54 @@ try {
     });
   }, 500);
   publishTimer.unref();
+  closers.push(() => clearInterval(publishTimer));
 
-  const trpc = createTRPCClient<DemoRouter>({ links: [httpBatchLink({ url: `${auth.httpUrl}/trpc` })] });
-  const client = new RelayClient({ urls: relayUrls, WebSocket });
-  let seen = 0;
-  client.subscribe({
-    getToken: () => trpc.demo.token.query({ stream: 'ticks', user: 'fleet-tail' }),
-    onEvent: (event, meta) => {
-      say(`tail    ${meta.stream} ${meta.id} seq=${event.seq} ${event.text} (${event.at})`);
-      if (exitAfter > 0 && ++seen >= exitAfter) {
-        clearInterval(publishTimer);
-        client.close();
-        redis.disconnect();
-        void shutdown(0);
-      }
+  const exitAfter = config.FLEET_EXIT_AFTER_EVENTS;
+  const tail = startFleetTail({
+    relayUrl: running.relayUrl,
+    authUrl: running.authUrl,
+    chainStream: running.streams.heads,
+    issue: (stream, subject) => running.issue(stream, subject),
+    say,
+    onProgress: (seen) => {
+      if (exitAfter > 0 && seen.demo >= exitAfter && seen.blocks >= exitAfter) void shutdown(0);
     },
-    onStateChange: (state) => say(`tail    subscription ${state}`),
-    onError: (error) => say(`tail    error ${error.code}: ${error.message}`),
   });
-  say('fleet up: publishing demo:ticks every 500 ms; Ctrl-C stops everything');
+  closers.push(() => tail.close());
+
+  if (config.FLEET_DASHBOARD) {
+    say('dashboard building if needed (Vite), then serving…');
+    const dashboard = await startFleetDashboard(
+      { port: dashboardPort, host: dashboardHost, config: { authUrl: running.authUrl, relayUrl: running.relayUrl } },
+      running.credential,
+    );
+    closers.push(() => dashboard.close());
+    say(`dashboard ${dashboard.signedInUrl}`);
+  } else {
+    say('dashboard not served (FLEET_DASHBOARD=false)');
+  }
+
+  const input = createInterface({ input: process.stdin, terminal: false });
+  input.on('line', (line) => {
+    const command = parseFleetCommand(line);
+    if (!command.ok) {
+      say(`fleet   ${command.error.message}`);
+      return;
+    }
+    runFleetCommand(running, command.command, say).then(
+      (next) => {
+        if (next === 'quit') void shutdown(0);
+      },
+      (error: unknown) => say(`fleet   command failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  });
+  // No stdin (a CI job, `< /dev/null`): the fleet keeps running; Ctrl-C or SIGTERM stops it.
+  input.on('close', () => {
+    if (!stopping) say('fleet   stdin closed: commands are off');
+  });
+
+  say('fleet up: publishing demo:ticks every 500 ms and a block every ' + `${config.FLEET_BLOCK_MS} ms; Ctrl-C stops everything`);
+  for (const line of FLEET_HELP) say(line);
 } catch (error) {
   say(`fleet failed: ${error instanceof Error ? error.message : String(error)}`);
   await shutdown(1);

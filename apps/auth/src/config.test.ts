@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { parseAuthConfig } from './config.js';
 
@@ -38,6 +39,9 @@ describe('parseAuthConfig', () => {
         cors: null,
         exposeStackTraces: false,
         logLevel: 'info',
+        podName: hostname(),
+        ops: null,
+        operatorCredentialSha256: null,
       },
     });
   });
@@ -175,5 +179,49 @@ describe('parseAuthConfig', () => {
       message: expect.stringMatching(/refused with AUTH_CORS_ORIGINS=\*/) as string,
     });
     expect(failure({ ...base, AUTH_CORS_CREDENTIALS: 'true' }).variable).toBe('AUTH_CORS_CREDENTIALS');
+  });
+
+  it('reads the operations stream and the operator credential hash; blank is off', () => {
+    const hash = 'AB'.repeat(32);
+    expect(
+      parseAuthConfig({
+        ...base,
+        AUTH_POD_NAME: 'auth-0',
+        AUTH_OPS_REDIS_URL: 'redis://ops-user:s3cret@Ops.Local:6380/1',
+        AUTH_OPS_STREAM: 'fleet:ops',
+        AUTH_OPERATOR_CREDENTIAL_SHA256: hash,
+      }),
+    ).toMatchObject({
+      ok: true,
+      config: {
+        podName: 'auth-0',
+        ops: { redisUrl: 'redis://ops-user:s3cret@Ops.Local:6380/1', target: 'redis://ops.local:6380/1', stream: 'fleet:ops' },
+        operatorCredentialSha256: hash.toLowerCase(),
+      },
+    });
+    expect(parseAuthConfig({ ...base, AUTH_OPS_REDIS_URL: 'redis://ops:6379' })).toMatchObject({
+      ok: true,
+      config: { ops: { target: 'redis://ops:6379/0', stream: 'streamgate:ops' }, operatorCredentialSha256: null },
+    });
+    expect(parseAuthConfig({ ...base, AUTH_OPS_REDIS_URL: ' ', AUTH_OPERATOR_CREDENTIAL_SHA256: '', AUTH_OPS_STREAM: '' })).toMatchObject({
+      ok: true,
+      config: { ops: null, operatorCredentialSha256: null },
+    });
+  });
+
+  it('refuses a credential hash that is not one, or one without the ops Redis, and never prints it', () => {
+    const bad = failure({ ...base, AUTH_OPS_REDIS_URL: 'redis://ops:6379', AUTH_OPERATOR_CREDENTIAL_SHA256: 'hunter2' });
+    expect(bad.variable).toBe('AUTH_OPERATOR_CREDENTIAL_SHA256');
+    expect(bad.message).toMatch(/64 hex digits/);
+    expect(bad.message).not.toContain('hunter2');
+    expect(failure({ ...base, AUTH_OPERATOR_CREDENTIAL_SHA256: 'a'.repeat(64) })).toMatchObject({
+      variable: 'AUTH_OPERATOR_CREDENTIAL_SHA256',
+      message: expect.stringMatching(/needs AUTH_OPS_REDIS_URL/) as string,
+    });
+    expect(failure({ ...base, AUTH_OPS_REDIS_URL: 'http://ops:6379' }).variable).toBe('AUTH_OPS_REDIS_URL');
+    expect(failure({ ...base, AUTH_OPS_REDIS_URL: 'redis://ops:6379', AUTH_OPS_STREAM: 'has space' }).variable).toBe('AUTH_OPS_STREAM');
+    const masked = parseAuthConfig({ ...base, AUTH_OPS_REDIS_URL: 'redis://u:s3cret@ops:6379/abc' });
+    if (masked.ok) throw new Error('expected a config error');
+    expect(masked.error.message).not.toContain('s3cret');
   });
 });

@@ -1,7 +1,9 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { envBool, envEnum, envInt, envList, envText, parseEnv, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
-import { normalizeRedisTarget } from '@streamgate/protocol';
+import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
+import { normalizeRedisTarget, streamNameSchema } from '@streamgate/protocol';
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
 import type { CorsOptions } from './CorsPolicy.js';
 
@@ -25,6 +27,20 @@ export type AuthConfig = {
   /** Error responses carry stack traces only in development. */
   exposeStackTraces: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Names this service in its operations snapshots. */
+  podName: string;
+  /** The operations stream: where this service publishes its snapshots and what ops.token opens. Null: off. */
+  ops: AuthOpsConfig | null;
+  /** Lower-case hex sha256 of the operator credential; null: ops.token is off (PRECONDITION_FAILED). */
+  operatorCredentialSha256: string | null;
+};
+
+export type AuthOpsConfig = {
+  /** As configured, credentials included: this service's own connection. */
+  redisUrl: string;
+  /** `redis://host:port/db` without credentials: what ops tokens name (the relay adds its own). */
+  target: string;
+  stream: string;
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -32,6 +48,22 @@ const redisUrlCheck = (raw: string): string | null =>
   normalizeRedisTarget(raw) === null
     ? 'must be a redis:// or rediss:// URL with host, optional port and db, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0'
     : null;
+/** The target a URL names once its credentials are taken out; null if it is not a Redis URL. */
+export function opsRedisTarget(raw: string): string | null {
+  if (!URL.canParse(raw)) return null;
+  const url = new URL(raw);
+  url.username = '';
+  url.password = '';
+  return normalizeRedisTarget(url.href);
+}
+const opsRedisUrlCheck = (raw: string): string | null =>
+  opsRedisTarget(raw) === null
+    ? 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://streams:6379/0'
+    : null;
+const streamNameCheck = (raw: string): string | null =>
+  streamNameSchema.safeParse(raw).success
+    ? null
+    : 'is not a stream name (letters, digits and _ . : { } - /, at most 200); set one, e.g. streamgate:ops';
 // An Origin header is scheme://host[:port] exactly: no path, no trailing slash, lower-case host.
 const originCheck = (item: string): string | null =>
   item === '*' || (URL.canParse(item) && /^https?:$/.test(new URL(item).protocol) && new URL(item).origin === item)
@@ -67,6 +99,17 @@ export const authConfigSchema = z
       fix: 'set how long browsers may cache a preflight answer, in seconds',
     }),
     LOG_LEVEL: envEnum(LOG_LEVELS, { fallback: 'info' }),
+    AUTH_POD_NAME: envText({ fallback: hostname(), fallbackText: 'the hostname' }),
+    // Operations stream (docs/protocol.md §"Operations stream"): snapshots out, and ops.token for operators.
+    AUTH_OPS_REDIS_URL: envText({ optional: 'to publish no operations snapshots (and serve no ops.token)', check: opsRedisUrlCheck }),
+    AUTH_OPS_STREAM: envText({ fallback: OPS_STREAM_DEFAULT, check: streamNameCheck }),
+    AUTH_OPERATOR_CREDENTIAL_SHA256: envText({
+      optional: 'to turn ops.token off',
+      check: (raw) =>
+        /^[0-9a-fA-F]{64}$/.test(raw.trim())
+          ? null
+          : 'must be the hex sha256 of the operator credential (64 hex digits); set it to the output of: printf %s "$CREDENTIAL" | sha256sum',
+    }),
     NODE_ENV: envText({ optional: 'for development' }),
   })
   .superRefine(
@@ -137,6 +180,19 @@ export const authConfigSchema = z
     },
     whenValid('AUTH_CORS_ORIGINS', 'AUTH_CORS_CREDENTIALS'),
   )
+  .superRefine(
+    (e, ctx) => {
+      if (e.AUTH_OPERATOR_CREDENTIAL_SHA256 !== undefined && e.AUTH_OPS_REDIS_URL === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_OPERATOR_CREDENTIAL_SHA256'],
+          message:
+            'needs AUTH_OPS_REDIS_URL: ops.token opens the operations stream on that Redis; set AUTH_OPS_REDIS_URL, or unset this to turn ops.token off',
+        });
+      }
+    },
+    whenValid('AUTH_OPERATOR_CREDENTIAL_SHA256', 'AUTH_OPS_REDIS_URL'),
+  )
   .transform((e): AuthConfig => ({
     host: e.AUTH_HOST,
     port: e.AUTH_PORT,
@@ -159,9 +215,19 @@ export const authConfigSchema = z
         : { origins: e.AUTH_CORS_ORIGINS, credentials: e.AUTH_CORS_CREDENTIALS, maxAgeSeconds: e.AUTH_CORS_MAX_AGE_SECONDS },
     exposeStackTraces: e.NODE_ENV === 'development',
     logLevel: e.LOG_LEVEL,
+    podName: e.AUTH_POD_NAME,
+    ops:
+      e.AUTH_OPS_REDIS_URL === undefined
+        ? null
+        : {
+            redisUrl: e.AUTH_OPS_REDIS_URL,
+            target: opsRedisTarget(e.AUTH_OPS_REDIS_URL) ?? e.AUTH_OPS_REDIS_URL,
+            stream: e.AUTH_OPS_STREAM,
+          },
+    operatorCredentialSha256: e.AUTH_OPERATOR_CREDENTIAL_SHA256?.trim().toLowerCase() ?? null,
   }));
 
 /** Parses the process environment once, at boot, reporting every problem. Pure: reads no files (see loadSigningKeys). */
 export function parseAuthConfig(env: Env): ConfigResult<AuthConfig> {
-  return parseEnv(authConfigSchema, env, { app: 'auth', secret: ['AUTH_SIGNING_KEYS'] });
+  return parseEnv(authConfigSchema, env, { app: 'auth', secret: ['AUTH_SIGNING_KEYS', 'AUTH_OPERATOR_CREDENTIAL_SHA256'] });
 }

@@ -14,6 +14,7 @@ import { createAuthServer } from './createAuthServer.js';
 import type { AuthServer } from './createAuthServer.js';
 import { combineObservers, createDemandObserver } from './createDemandObserver.js';
 import { createDemoRouter } from './demoRouter.js';
+import { createOpsContext, createOpsRouter } from './ops/createOpsRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
 
 /** Everything from the signing keys to the "listening" line; a throw is a failed start (exit 1). */
@@ -67,12 +68,23 @@ async function startAuth(
             },
           }),
         );
-  const trpc = config.demoRouter
-    ? { router: createDemoRouter({ issuer, observer, exposeStackTraces: config.exposeStackTraces }) }
-    : { router: initTRPC.create({ isDev: config.exposeStackTraces }).router({}) };
+  const ops = createOpsRouter({
+    issuer,
+    ops: config.ops,
+    operatorCredentialSha256: config.operatorCredentialSha256,
+    observer,
+    exposeStackTraces: config.exposeStackTraces,
+    onRefused: (code) => logger.warn({ code }, 'ops.token refused'),
+  });
+  // Ops first: the merged router takes its context type (the Authorization header) from it.
+  const router = config.demoRouter
+    ? initTRPC.create().mergeRouters(ops, createDemoRouter({ issuer, observer, exposeStackTraces: config.exposeStackTraces }))
+    : ops;
+  const trpc = { router, createContext: createOpsContext };
+  if (config.operatorCredentialSha256 === null) logger.info('ops.token is off (AUTH_OPERATOR_CREDENTIAL_SHA256 unset)');
   if (config.demoRouter)
     logger.warn('AUTH_DEMO_ROUTER: serving the demo router; any user but "mallory" gets a token for any demo:* stream');
-  else logger.info('no token procedures (AUTH_DEMO_ROUTER is off): serving the JWKS of the signing keys for relays');
+  else logger.info('no demo token procedures (AUTH_DEMO_ROUTER is off): serving the JWKS of the signing keys for relays');
   const server = await createAuthServer({ trpc, keys, metrics, host: config.host, port: config.port, logger, cors: config.cors });
   // Test harnesses read the port from this line; keep "msg":"listening" and a numeric "port".
   logger.info({ port: server.port, host: server.host, kids: keys.all.map((k) => k.kid) }, 'listening');

@@ -101,6 +101,21 @@ describe('parent death', () => {
     await middle.exited;
     await waitFor(() => isProcessGone(sleeperPid), { timeoutMs: 5_000, message: 'sleeper killed with its parent' });
   });
+  it('feeds stdin when asked to, and refuses to write once the process is gone', async () => {
+    const echo =
+      'require("node:readline").createInterface({ input: process.stdin }).on("line", (l) => console.log(`got ${l}`)).on("close", () => process.exit(0)); console.log("ready")';
+    await using service = await spawnService({ name: 'echo', ...node(echo), readyPattern: /^ready$/, stdin: true });
+    expect(service.write('one\n')).toBe(true);
+    await service.waitForLine(/^got one$/);
+    await service.stop();
+    expect(service.write('two\n')).toBe(false);
+    await using silent = await spawnService({
+      name: 'no-stdin',
+      ...node('console.log("ready"); setInterval(() => {}, 1000)'),
+      readyPattern: /^ready$/,
+    });
+    expect(silent.write('ignored\n')).toBe(false);
+  });
 });
 
 describe('spawnTsEntry', () => {

@@ -19,6 +19,8 @@ export interface SpawnServiceOptions {
   readyTimeoutMs?: number;
   /** Copy every line to the test's stderr as it arrives; default: env STREAMGATE_TESTKIT_ECHO=1. */
   echo?: boolean;
+  /** Give the process a stdin pipe that `write` feeds (a CLI driven by commands); default: no stdin. */
+  stdin?: boolean;
 }
 
 export interface ExitStatus {
@@ -56,6 +58,8 @@ export interface Service extends AsyncDisposable {
   stop(timeoutMs?: number): Promise<ExitStatus>;
   /** The retained output, formatted for an error message. */
   output(): string;
+  /** Writes to the process's stdin (spawned with `stdin: true`); false if there is none or it has exited. */
+  write(text: string): boolean;
 }
 
 /** An error about a spawned process; its message ends with the process's recent output. */
@@ -113,9 +117,14 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
       cause: error,
     });
   }
-  const child = spawn(guarded.command, guarded.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child =
+    options.stdin === true
+      ? spawn(guarded.command, guarded.args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(guarded.command, guarded.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
   const buffer = new OutputBuffer(200);
+  // A write racing the child's exit fails with EPIPE on the stream, which must not end the test.
+  child.stdin?.on('error', (error) => buffer.push('stderr', `[testkit] stdin: ${error.message}`));
   const waiters = new Set<Waiter>();
   let exitStatus: ExitStatus | undefined;
   let resolveExited: (status: ExitStatus) => void = () => undefined;
@@ -248,6 +257,12 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     signal,
     stop,
     output: () => buffer.format(),
+    write: (text) => {
+      const stdin = child.stdin;
+      if (stdin === null || exitStatus !== undefined || stdin.destroyed) return false;
+      stdin.write(text);
+      return true;
+    },
     [Symbol.asyncDispose]: async () => {
       await stop();
     },

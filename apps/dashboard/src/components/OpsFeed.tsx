@@ -1,0 +1,41 @@
+import { STREAM_START } from '@streamgate/protocol';
+import { useRelayClient, useSubscriptionRelay } from '@streamgate/react';
+import type { FleetStore } from '../model/FleetStore.js';
+import type { OpsTokenProcedure } from '../token/createOpsTokenProcedure.js';
+
+/**
+ * The operations stream through the relay, like any client's stream: from the start of what the
+ * stream retains (some minutes, so the charts have a past at once), then live; after a
+ * disconnect or a drain the hook resumes from the last entry on whichever relay it reaches.
+ */
+export function OpsFeed({ procedure, store, enabled }: { procedure: OpsTokenProcedure; store: FleetStore; enabled: boolean }) {
+  const relay = useRelayClient();
+  const { state, error, position } = useSubscriptionRelay({
+    query: procedure,
+    input: undefined,
+    enabled,
+    from: STREAM_START,
+    onSubscriptionData: (data, meta) => store.ingest(data, meta.id),
+    onError: (e) => {
+      if (e.code === 'malformed_entry') store.reject(e.id, e.message);
+    },
+  });
+  return (
+    <section className="feed">
+      <span>
+        operations stream <b data-testid="feed-state">{state}</b>
+      </span>
+      <span>
+        via <span data-testid="feed-relay">{relay.url}</span>
+      </span>
+      <span>
+        at <span data-testid="feed-position">{position ?? '—'}</span>
+      </span>
+      {error === undefined || error.code === 'malformed_entry' ? null : (
+        <span className="problem" data-testid="feed-error">
+          {error.code}: {error.message}
+        </span>
+      )}
+    </section>
+  );
+}

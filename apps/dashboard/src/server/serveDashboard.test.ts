@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardConfigError, serveDashboard } from './serveDashboard.js';
+import type { DashboardServer } from './serveDashboard.js';
+
+const config = { authUrl: 'http://127.0.0.1:8080', relayUrl: 'ws://127.0.0.1:8081/v1/ws' };
+let server: DashboardServer | undefined;
+
+beforeAll(async () => {
+  server = await serveDashboard({ port: 0, config });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+function url(path: string): string {
+  if (server === undefined) throw new Error('beforeAll did not finish');
+  return new URL(path, server.url).href;
+}
+
+describe('serveDashboard', () => {
+  it('serves the built page, its assets and /config.json on the port the kernel picked', async () => {
+    expect(server?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const page = await fetch(url('/'));
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await page.text();
+    const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(url(`/${script}`));
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    const served = await fetch(url('/config.json'));
+    expect(served.headers.get('cache-control')).toBe('no-store');
+    expect(await served.json()).toEqual(config);
+  });
+
+  it('lets the page connect to auth and the relay only', async () => {
+    const csp = (await fetch(url('/'))).headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("connect-src 'self' http://127.0.0.1:8080 ws://127.0.0.1:8081");
+    expect(csp).toContain("script-src 'self'");
+  });
+
+  it('serves nothing outside dist/, no dotfile, and answers a bad path with 400', async () => {
+    for (const path of ['/..%2f..%2fpackage.json', '/%2e%2e/package.json', '/.build-input.json', '/missing.js', '/assets'])
+      expect((await fetch(url(path))).status, path).toBe(404);
+    expect((await fetch(url('/%E0%A4%A'))).status).toBe(400);
+    expect((await fetch(url('/'), { method: 'POST' })).status).toBe(405);
+  });
+
+  it('refuses a config the page could not use', async () => {
+    await expect(serveDashboard({ port: 0, config: { authUrl: 'ftp://x', relayUrl: 'http://y' } })).rejects.toBeInstanceOf(
+      DashboardConfigError,
+    );
+  });
+});
