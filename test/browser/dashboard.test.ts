@@ -9,8 +9,8 @@ import type { DashboardServer } from '@streamgate/dashboard/server';
 import { OPS_STALE_AFTER_MS } from '@streamgate/ops';
 import type { IngestChainStream, IngestSnapshot, OpsSnapshot, RelaySnapshot } from '@streamgate/ops';
 import { generateSigningKey } from '@streamgate/server';
-import { freePort, repoRoot, spawnAuth, spawnRelay, startChromium, startRedis, waitFor } from '@streamgate/testkit';
-import type { AppProcess, ChromiumBrowser, RedisServer, RelayProcess } from '@streamgate/testkit';
+import { freePort, repoRoot, spawnAuth, spawnRelay, startChromium, startFaultProxy, startRedis, waitFor } from '@streamgate/testkit';
+import type { AppProcess, ChromiumBrowser, FaultProxy, RedisServer, RelayProcess } from '@streamgate/testkit';
 import { authSnapshot, ingestSnapshot, OpsSnapshotWriter, relaySnapshot } from '../support/opsSnapshots.js';
 import { cardOf, readDashboard } from '../support/readDashboard.js';
 import type { DashboardCard, DashboardView } from '../support/readDashboard.js';
@@ -34,6 +34,10 @@ const DOCS_SCREENSHOT = join(repoRoot(), 'docs', 'dashboard.png');
 let redis: RedisServer | undefined;
 let auth: AppProcess | undefined;
 let relay: RelayProcess | undefined;
+/** Between the page and the relay, as a load balancer would be: the test cuts connections there. */
+let door: FaultProxy | undefined;
+/** WebSockets the page opened (to the relay, through the door). */
+let pageSockets = 0;
 let dashboard: DashboardServer | undefined;
 let browser: ChromiumBrowser | undefined;
 let writer: OpsSnapshotWriter | undefined;
@@ -168,9 +172,11 @@ beforeAll(async () => {
     timeoutMs: 20_000,
     message: 'the relay never became ready',
   });
-  dashboard = await serveDashboard({ port: dashboardPort, config: { authUrl: auth.httpUrl, relayUrl: relay.url } });
+  door = await startFaultProxy({ httpUrl: relay.httpUrl, wsUrl: relay.url });
+  dashboard = await serveDashboard({ port: dashboardPort, config: { authUrl: auth.httpUrl, relayUrl: door.wsUrl } });
   browser = await startChromium({ viewport: { width: 1400, height: 900 } });
   browser.page.on('pageerror', (error) => pageErrors.push(error.message));
+  browser.page.on('websocket', () => pageSockets++);
   browser.page.on('console', (message) => {
     if (message.type() === 'error') consoleErrors.push(message.text());
   });
@@ -185,6 +191,7 @@ afterAll(async () => {
   await writer?.stopAll();
   await browser?.close();
   await dashboard?.close();
+  await door?.close();
   await relay?.service.stop();
   await auth?.service.stop();
   await redis?.stop();
@@ -311,6 +318,37 @@ describe('the operations dashboard in headless Chromium', () => {
     expect(cardOf(after, 'evil')).toBeUndefined();
     expect(after.feedState).toBe('live');
     expect(pageErrors).toEqual([]);
+  });
+
+  it('reconnects after its connection is cut and refused for a while, and resumes from its last entry, missing no snapshot', async () => {
+    const page = pageOf();
+    const before = await readDashboard(page);
+    const socketsBefore = pageSockets;
+    // The door cuts the page's connection and refuses it while the pods write on.
+    door?.setMode('down');
+    await untilPage(page, 'the page never noticed its connection was cut', 10_000, (v) => v.feedState !== 'live');
+    const writtenAt = (pod: string) => writer?.written(pod).length ?? 0;
+    const writtenBefore = writtenAt('relay-a');
+    await waitFor(() => writtenAt('relay-a') >= writtenBefore + 4, {
+      timeoutMs: 10_000,
+      message: 'relay-a wrote nothing while the page was cut off',
+    });
+    door?.setMode('pass');
+    const after = await untilPage(
+      page,
+      'the page never went on after its connection came back',
+      20_000,
+      (v) =>
+        pageSockets > socketsBefore &&
+        v.feedState === 'live' &&
+        Number(cardOf(v, 'relay-a')?.fields.seq) >= (writer?.written('relay-a').at(-1)?.seq ?? Infinity),
+    );
+    // Resumed, not restarted: every pod's seq runs on with no gap across the cut.
+    for (const pod of ['relay-a', 'relay-b', 'auth-0', 'ingest-0']) {
+      expect(card(after, pod).fields.missed, pod).toBe('0');
+      expect(Number(card(after, pod).fields.seq), pod).toBeGreaterThan(Number(card(before, pod).fields.seq));
+    }
+    expect(after.badEntries).toBe(before.badEntries);
   });
 
   it('shows a draining relay against its schedule, the other rising, a provider failover, and the drained pod stale once it stops', async () => {
