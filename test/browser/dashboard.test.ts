@@ -164,9 +164,18 @@ beforeAll(async () => {
       AUTH_OPS_REDIS_URL: redis.url,
       AUTH_OPERATOR_CREDENTIAL_SHA256: sha256Hex(CREDENTIAL),
       AUTH_CORS_ORIGINS: `http://127.0.0.1:${dashboardPort}`,
+      AUTH_POD_NAME: 'auth-real',
     },
   });
-  relay = await spawnRelay({ name: 'relay-real', authUrl: auth.httpUrl, issuer: ISSUER, audience: AUDIENCE, redisAllowlist: redis.url });
+  // The real relay and auth publish their own snapshots beside the pretend pods'.
+  relay = await spawnRelay({
+    name: 'relay-real',
+    authUrl: auth.httpUrl,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    redisAllowlist: redis.url,
+    env: { RELAY_OPS_REDIS_URL: redis.url },
+  });
   const relayHttp = relay.httpUrl;
   await waitFor(async () => (await fetch(`${relayHttp}/readyz`)).status === 200, {
     timeoutMs: 20_000,
@@ -228,12 +237,40 @@ describe('the operations dashboard in headless Chromium', () => {
     await writer?.start('ingest-0', ingestState);
     const view = await untilPage(
       page,
-      'the page never showed the four pods live with two chart points',
+      "the page never showed the six pods live with the pretend relays' history",
       15_000,
       (v) =>
-        v.cards.length === 4 && v.cards.every((c) => c.state === 'live') && (v.charts['chart-connections']?.points ?? 0) >= HISTORY_S + 1,
+        v.cards.length === 6 &&
+        v.cards.every((c) => c.state === 'live') &&
+        (v.charts['chart-connections']?.points ?? 0) >= HISTORY_S + 1 &&
+        // A snapshot of the real relay taken since the page subscribed and was delivered to.
+        Number(cardOf(v, 'relay-real')?.fields.subscriptions) >= 1 &&
+        Number(cardOf(v, 'relay-real')?.fields.deliveriesTotal) > 0 &&
+        Number(cardOf(v, 'auth-real')?.fields.tokensIssuedTotal) >= 1,
     );
-    expect(view.cards.map((c) => `${c.kind}:${c.pod}`)).toEqual(['relay:relay-a', 'relay:relay-b', 'auth:auth-0', 'ingest:ingest-0']);
+    expect(view.cards.map((c) => `${c.kind}:${c.pod}`)).toEqual([
+      'relay:relay-a',
+      'relay:relay-b',
+      'relay:relay-real',
+      'auth:auth-0',
+      'auth:auth-real',
+      'ingest:ingest-0',
+    ]);
+
+    // The real relay counts the page itself: its connection, its subscription to the ops stream,
+    // and the entries it delivered to it; the real auth counts the token it refused and the one it issued.
+    const real = card(view, 'relay-real');
+    expect(real.fields.ready).toBe('yes');
+    expect(Number(real.fields.connections)).toBeGreaterThanOrEqual(1);
+    expect(Number(real.fields.subscriptions)).toBeGreaterThanOrEqual(1);
+    expect(Number(real.fields.streamsWatched)).toBeGreaterThanOrEqual(1);
+    expect(Number(real.fields.deliveriesTotal)).toBeGreaterThan(0);
+    expect(Object.keys(real.readModes)).toEqual([`127.0.0.1:${redis?.port ?? 0}/0`]);
+    const realAuth = card(view, 'auth-real');
+    expect(realAuth.fields.ready).toBe('yes');
+    expect(Number(realAuth.fields.tokensIssuedTotal)).toBeGreaterThanOrEqual(1);
+    expect(realAuth.refusals.UNAUTHORIZED).toBeGreaterThanOrEqual(1);
+    expect(realAuth.fields.signingKeyIds).toBe('dashboard-test-key');
 
     const a = card(view, 'relay-a');
     expect(a.fields).toMatchObject({
@@ -295,7 +332,7 @@ describe('the operations dashboard in headless Chromium', () => {
     ]);
     // The past minutes at once (the page reads what the stream retains), then a point a tick.
     for (const chart of ['chart-deliveries', 'chart-connections']) {
-      expect(view.charts[chart]?.series).toEqual(['relay-a', 'relay-b']);
+      expect(view.charts[chart]?.series).toEqual(['relay-a', 'relay-b', 'relay-real']);
       expect(view.charts[chart]?.points).toBeGreaterThan(HISTORY_S);
     }
   });
@@ -344,7 +381,7 @@ describe('the operations dashboard in headless Chromium', () => {
         Number(cardOf(v, 'relay-a')?.fields.seq) >= (writer?.written('relay-a').at(-1)?.seq ?? Infinity),
     );
     // Resumed, not restarted: every pod's seq runs on with no gap across the cut.
-    for (const pod of ['relay-a', 'relay-b', 'auth-0', 'ingest-0']) {
+    for (const pod of ['relay-a', 'relay-b', 'relay-real', 'auth-0', 'auth-real', 'ingest-0']) {
       expect(card(after, pod).fields.missed, pod).toBe('0');
       expect(Number(card(after, pod).fields.seq), pod).toBeGreaterThan(Number(card(before, pod).fields.seq));
     }
@@ -443,7 +480,7 @@ describe('the operations dashboard in headless Chromium', () => {
       drainScheduleLeft: String(scheduleAt(last.at)),
       connections: '0',
     });
-    for (const pod of ['relay-a', 'auth-0', 'ingest-0']) expect(card(stale, pod).state).toBe('live');
+    for (const pod of ['relay-a', 'relay-real', 'auth-0', 'auth-real', 'ingest-0']) expect(card(stale, pod).state).toBe('live');
     expect(card(stale, 'relay-a').fields.connections).toBe('200');
     await screenshot(page, 'dashboard-stale.png');
     expect(stale.badEntries).toBe(3);
