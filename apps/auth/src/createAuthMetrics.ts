@@ -8,6 +8,14 @@ export type AuthMetrics = {
   tokenDenials: Counter<'procedure'>;
   httpDuration: Histogram<'route' | 'method' | 'status'>;
   demandRegistrations: Counter<'outcome'>;
+  /** tRPC requests answered with an error, by code (the label is only the code: paths are the caller's to invent). */
+  refusals: Counter<'code'>;
+  opsSnapshots: Counter;
+  opsSnapshotFailures: Counter<'code'>;
+  /** Counts one refused request, in the metric and in `counts`. */
+  refused(code: string): void;
+  /** The operations snapshot's figures, from the same increments as the metrics (prom-client reads are async). */
+  readonly counts: { readonly tokensIssued: number; readonly refusals: ReadonlyMap<string, number> };
   /** Pass to relayTokenProcedure so that token procedures report into this registry. */
   observer: RelayTokenObserver;
 };
@@ -47,8 +55,34 @@ export function createAuthMetrics({ defaultMetrics = false }: { defaultMetrics?:
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const refusals = new Counter({
+    name: 'streamgate_auth_refusals_total',
+    help: 'tRPC requests answered with an error, by tRPC code (FORBIDDEN: authorization denied; UNAUTHORIZED: no or wrong operator credential)',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  const opsSnapshots = new Counter({
+    name: 'streamgate_auth_ops_snapshots_total',
+    help: 'Operations snapshots written to the operations stream',
+    registers: [registry],
+  });
+  const opsSnapshotFailures = new Counter({
+    name: 'streamgate_auth_ops_snapshot_failures_total',
+    help: 'Operations snapshots not written, by cause (sink_failed: Redis; too_large, invalid_snapshot: a bug)',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  const counts = { tokensIssued: 0, refusals: new Map<string, number>() };
   return {
     registry,
+    refusals,
+    opsSnapshots,
+    opsSnapshotFailures,
+    counts,
+    refused: (code) => {
+      refusals.inc({ code });
+      counts.refusals.set(code, (counts.refusals.get(code) ?? 0) + 1);
+    },
     demandRegistrations,
     tokenRequests,
     tokensIssued,
@@ -56,7 +90,10 @@ export function createAuthMetrics({ defaultMetrics = false }: { defaultMetrics?:
     httpDuration,
     observer: {
       requested: ({ path }) => tokenRequests.inc({ procedure: path }),
-      issued: ({ path }) => tokensIssued.inc({ procedure: path }),
+      issued: ({ path }) => {
+        tokensIssued.inc({ procedure: path });
+        counts.tokensIssued += 1;
+      },
       denied: ({ path }) => tokenDenials.inc({ procedure: path }),
     },
   };

@@ -63,6 +63,7 @@ export async function createAuthServer<TRouter extends AnyTRPCRouter>(options: A
   const handlerOptions: CreateHTTPHandlerOptions<TRouter> = { ...trpc };
   handlerOptions.basePath = '/trpc/';
   handlerOptions.onError = (opts) => {
+    metrics.refused(opts.error.code);
     // Expected outcomes (FORBIDDEN, BAD_REQUEST…) are the client's business; faults are ours.
     if (opts.error.code === 'INTERNAL_SERVER_ERROR') {
       logger.error({ err: opts.error.cause ?? opts.error, path: opts.path }, 'trpc procedure failed');

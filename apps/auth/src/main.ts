@@ -16,13 +16,15 @@ import { combineObservers, createDemandObserver } from './createDemandObserver.j
 import { createDemoRouter } from './demoRouter.js';
 import { createOpsContext, createOpsRouter } from './ops/createOpsRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
+import { startAuthOpsPublisher } from './ops/startAuthOpsPublisher.js';
+import type { AuthOpsPublisher } from './ops/startAuthOpsPublisher.js';
 
 /** Everything from the signing keys to the "listening" line; a throw is a failed start (exit 1). */
 async function startAuth(
   config: AuthConfig,
   logger: Logger,
   faults: FaultPolicy,
-): Promise<{ server: AuthServer; demandRedis: Redis | null }> {
+): Promise<{ server: AuthServer; demandRedis: Redis | null; ops: AuthOpsPublisher | null; stopping: () => void }> {
   const loaded = await loadSigningKeys(config.signingKeys);
   if (!loaded.ok) {
     const variable = config.signingKeys.kind === 'file' ? 'AUTH_SIGNING_KEYS_FILE' : 'AUTH_SIGNING_KEYS';
@@ -68,7 +70,7 @@ async function startAuth(
             },
           }),
         );
-  const ops = createOpsRouter({
+  const opsRouter = createOpsRouter({
     issuer,
     ops: config.ops,
     operatorCredentialSha256: config.operatorCredentialSha256,
@@ -78,8 +80,8 @@ async function startAuth(
   });
   // Ops first: the merged router takes its context type (the Authorization header) from it.
   const router = config.demoRouter
-    ? initTRPC.create().mergeRouters(ops, createDemoRouter({ issuer, observer, exposeStackTraces: config.exposeStackTraces }))
-    : ops;
+    ? initTRPC.create().mergeRouters(opsRouter, createDemoRouter({ issuer, observer, exposeStackTraces: config.exposeStackTraces }))
+    : opsRouter;
   const trpc = { router, createContext: createOpsContext };
   if (config.operatorCredentialSha256 === null) logger.info('ops.token is off (AUTH_OPERATOR_CREDENTIAL_SHA256 unset)');
   if (config.demoRouter)
@@ -89,7 +91,25 @@ async function startAuth(
   // Test harnesses read the port from this line; keep "msg":"listening" and a numeric "port".
   logger.info({ port: server.port, host: server.host, kids: keys.all.map((k) => k.kid) }, 'listening');
 
-  return { server, demandRedis };
+  let ready = true;
+  const ops =
+    config.ops === null
+      ? null
+      : startAuthOpsPublisher({
+          redisUrl: config.ops.redisUrl,
+          stream: config.ops.stream,
+          metrics,
+          log: logger,
+          state: {
+            pod: config.podName,
+            startedAt: Math.round(performance.timeOrigin),
+            ready: () => ready,
+            tokensIssuedTotal: () => metrics.counts.tokensIssued,
+            refusals: () => metrics.counts.refusals,
+            signingKeyIds: () => keys.all.map((k) => k.kid),
+          },
+        });
+  return { server, demandRedis, ops, stopping: () => (ready = false) };
 }
 
 // Auth holds no state worth a drain: a fault exits at once and Kubernetes restarts the pod.
@@ -106,7 +126,11 @@ const { log: logger, app: auth } = await bootApp({
 const shutdown = (signal: NodeJS.Signals): void => {
   logger.info({ signal }, 'shutting down');
   auth.demandRedis?.disconnect();
-  auth.server.close().then(
+  auth.stopping();
+  // The last snapshot says not ready, so the dashboard shows the service leaving rather than going stale.
+  const ops = auth.ops;
+  const lastSnapshot = ops === null ? Promise.resolve() : ops.publishLast().then(() => ops.close());
+  Promise.all([lastSnapshot, auth.server.close()]).then(
     () => logger.info('closed'),
     (error: unknown) => {
       logger.error({ err: error }, 'close failed');

@@ -137,13 +137,18 @@ describe('Drainer', () => {
       clock,
       random: sequence([0.9, 0.05, 0.5, 0.5, 0.5, 0.5]),
     });
-    const targets = fleet(drainer, clock, 3);
+    const targets = fleet(drainer, clock, 3, 50);
+    clock.advance(50);
+    expect(drainer.schedule).toBeNull();
     void drainer.start();
+    expect(drainer.schedule).toEqual({ startedAt: 50, windowMs: 10_000, connectionsAtStart: 3 });
     clock.advance(100);
     drainer.hurry();
+    // The schedule shown is the one now followed: the fast window from the hurry, over those still open.
+    expect(drainer.schedule).toEqual({ startedAt: 150, windowMs: 1_000, connectionsAtStart: 3 });
     clock.advance(1_000);
-    // 9 s and 5 s were redrawn to 100 + 500 ms; the one due at 500 ms kept its own time.
-    expect(targets.map((t) => t.drainedAt)).toEqual([600, 500, 600]);
+    // 9 s and 5 s were redrawn to 150 + 500 ms; the one due at 550 ms kept its own time.
+    expect(targets.map((t) => t.drainedAt)).toEqual([650, 550, 650]);
   });
 
   it('hurry() before a drain does nothing', () => {

@@ -29,6 +29,17 @@ export interface DrainerOptions {
   readonly clock?: DrainClock;
 }
 
+/**
+ * The uniform schedule a drain follows now: connections left ≈ connectionsAtStart × (1 − t / windowMs)
+ * for t since startedAt. A hurried drain starts a new schedule over the fast window.
+ */
+export interface DrainSchedule {
+  /** Ms since the epoch (on the drainer's clock). */
+  readonly startedAt: number;
+  readonly windowMs: number;
+  readonly connectionsAtStart: number;
+}
+
 /** How a drain ended: every connection left, or the deadline came first. */
 export type DrainOutcome = 'drained' | 'deadline';
 
@@ -50,6 +61,7 @@ export class Drainer<T extends DrainTarget> {
   readonly #open = new Set<T>();
   readonly #pending = new Map<T, Pending>();
   #startedAt: number | null = null;
+  #inForce: DrainSchedule | null = null;
   #hurried = false;
   #deadline: unknown = null;
   #finish: ((outcome: DrainOutcome) => void) | null = null;
@@ -67,6 +79,11 @@ export class Drainer<T extends DrainTarget> {
 
   get openCount(): number {
     return this.#open.size;
+  }
+
+  /** The schedule in force, for the operations snapshot; null before the drain. */
+  get schedule(): DrainSchedule | null {
+    return this.#inForce;
   }
 
   /** Milliseconds since the drain started, or null before. */
@@ -94,6 +111,7 @@ export class Drainer<T extends DrainTarget> {
     if (this.#done !== null) return this.#done;
     this.#done = new Promise<DrainOutcome>((resolve) => (this.#finish = resolve));
     this.#startedAt = this.#clock.now();
+    this.#inForce = { startedAt: this.#startedAt, windowMs: this.#options.windowMs, connectionsAtStart: this.#open.size };
     for (const target of this.#open) this.#schedule(target, this.#draw(this.#options.windowMs));
     this.#deadline = this.#clock.setTimeout(() => {
       this.#deadline = null;
@@ -114,6 +132,11 @@ export class Drainer<T extends DrainTarget> {
     if (!this.draining || this.#hurried) return;
     this.#hurried = true;
     const now = this.#clock.now();
+    // Delays are only ever shortened, so the fast schedule applies where it ends sooner.
+    const current = this.#inForce;
+    if (current !== null && now + this.#options.fastWindowMs < current.startedAt + current.windowMs) {
+      this.#inForce = { startedAt: now, windowMs: this.#options.fastWindowMs, connectionsAtStart: this.#open.size };
+    }
     for (const [target, pending] of [...this.#pending]) {
       const delay = this.#draw(this.#options.fastWindowMs);
       if (now + delay < pending.dueAt) {

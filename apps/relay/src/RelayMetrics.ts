@@ -1,5 +1,14 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CloseCodeName, ErrorCode } from '@streamgate/protocol';
 import type { HubMetrics } from './core/HubMetrics.js';
+import { RefusalTally } from './ops/RefusalTally.js';
+
+/** Limit breaches that close the connection (the others answer with an error frame, counted by code). */
+const CLOSING_LIMITS: Readonly<Record<string, CloseCodeName>> = {
+  connections: 'overloaded',
+  connection_rate: 'connectionRateLimited',
+  protocol_violation: 'protocolViolation',
+};
 
 /** The relay's Prometheus metrics, on a registry of its own (several relays may share a process in tests). */
 export class RelayMetrics {
@@ -107,16 +116,61 @@ export class RelayMetrics {
     registers: [this.registry],
   });
 
+  readonly opsPublishes = new Counter({
+    name: 'streamgate_relay_ops_snapshots_total',
+    help: 'Operations snapshots written to the operations stream',
+    registers: [this.registry],
+  });
+  readonly opsPublishFailures = new Counter({
+    name: 'streamgate_relay_ops_snapshot_failures_total',
+    help: 'Operations snapshots not written, by cause (sink_failed: Redis; too_large, invalid_snapshot: a bug)',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  /**
+   * The refusal counts of the operations snapshot, from the same increments as the metrics:
+   * error frame codes as sent, and `close:<CloseCode name>` for connections the relay closed.
+   */
+  readonly refusals = new RefusalTally();
+  /** streamgate_relay_deliveries_total, readable synchronously. */
+  deliveriesTotal = 0;
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /** An error frame sent to a client (token refusals included: they are also in authFailures). */
+  frameError(code: ErrorCode): void {
+    this.frameErrors.inc({ code });
+    this.refusals.add(code);
+  }
+
+  limitBreach(limit: 'frame_size' | 'subscriptions' | 'connections' | 'connection_rate' | 'protocol_violation' | 'pending_catchup'): void {
+    this.limitBreaches.inc({ limit });
+    const closed = CLOSING_LIMITS[limit];
+    if (closed !== undefined) this.refusals.add(`close:${closed}`);
+  }
+
+  slowConsumerCut(): void {
+    this.slowConsumerCuts.inc();
+    this.refusals.add('close:slowConsumer');
+  }
+
+  /** A new connection closed with 4002 because the pod is draining. */
+  drainRefusal(): void {
+    this.drainRefused.inc();
+    this.refusals.add('close:tryAnotherPod');
+  }
+
   readonly hub: HubMetrics = {
-    delivered: (count, path) => this.deliveries.inc({ path }, count),
+    delivered: (count, path) => {
+      this.deliveries.inc({ path }, count);
+      this.deliveriesTotal += count;
+    },
     malformedEntry: () => this.malformedEntries.inc(),
     catchUpPage: () => this.catchUpPages.inc(),
-    slowConsumerCut: () => this.slowConsumerCuts.inc(),
-    catchUpPaused: () => this.limitBreaches.inc({ limit: 'pending_catchup' }),
+    slowConsumerCut: () => this.slowConsumerCut(),
+    catchUpPaused: () => this.limitBreach('pending_catchup'),
     sourceError: (operation) => this.redisErrors.inc({ operation }),
     recovery: (recovery) => this.recoveries.inc({ recovery }),
   };

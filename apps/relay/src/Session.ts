@@ -94,7 +94,7 @@ export class Session {
 
   private handle(text: string, byteLength: number): void {
     if (byteLength > this.deps.maxFrameBytes) {
-      this.deps.metrics.limitBreaches.inc({ limit: 'frame_size' });
+      this.deps.metrics.limitBreach('frame_size');
       this.refuseFrame(relayError('frame_too_large', `frame of ${byteLength} bytes exceeds the limit of ${this.deps.maxFrameBytes}`));
       return;
     }
@@ -166,7 +166,7 @@ export class Session {
   private refuseFrame(error: RelayError, sid?: string): void {
     this.reject(error, sid);
     if (!this.violations.refused() || this.closed || this.conn.closed) return;
-    this.deps.metrics.limitBreaches.inc({ limit: 'protocol_violation' });
+    this.deps.metrics.limitBreach('protocol_violation');
     this.conn.close(CloseCode.protocolViolation, 'protocol violation: only unusable frames received');
   }
 
@@ -183,7 +183,7 @@ export class Session {
   }
 
   private reject(error: RelayError, sid?: string): void {
-    this.deps.metrics.frameErrors.inc({ code: error.code });
+    this.deps.metrics.frameError(error.code);
     this.send(errorFrameText(error.code, error.retryable, error.message, sid));
   }
 
@@ -196,7 +196,7 @@ export class Session {
     if (this.subs.has(sid))
       return this.reject(relayError('duplicate_subscription', `subscription ${sid} already exists on this socket`), sid);
     if (this.subs.size >= this.deps.maxSubscriptions) {
-      this.deps.metrics.limitBreaches.inc({ limit: 'subscriptions' });
+      this.deps.metrics.limitBreach('subscriptions');
       return this.reject(relayError('too_many_subscriptions', `at most ${this.deps.maxSubscriptions} subscriptions per socket`), sid);
     }
     const pending: SessionSub = { state: 'authorizing', sid };

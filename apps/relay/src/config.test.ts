@@ -133,4 +133,18 @@ describe('parseRelayConfig', () => {
       ].sort(),
     );
   });
+
+  it('publishes operations snapshots only when RELAY_OPS_REDIS_URL is set, credentials allowed, never shown', () => {
+    expect(config(base).RELAY_OPS_REDIS_URL).toBeUndefined();
+    expect(config(base).RELAY_OPS_STREAM).toBe('streamgate:ops');
+    const blank = config({ ...base, RELAY_OPS_REDIS_URL: ' ', RELAY_OPS_STREAM: '' });
+    expect([blank.RELAY_OPS_REDIS_URL, blank.RELAY_OPS_STREAM]).toEqual([undefined, 'streamgate:ops']);
+    expect(config({ ...base, RELAY_OPS_REDIS_URL: 'redis://:pw@ops:6379/1', RELAY_OPS_STREAM: 'fleet:ops' })).toMatchObject({
+      RELAY_OPS_REDIS_URL: 'redis://:pw@ops:6379/1',
+      RELAY_OPS_STREAM: 'fleet:ops',
+    });
+    const messages = problems({ ...base, RELAY_OPS_REDIS_URL: 'http://u:hunter2@ops:6379', RELAY_OPS_STREAM: 'a b' });
+    expect(messages.map((m) => /^\w+/.exec(m)?.[0]).sort()).toEqual(['RELAY_OPS_REDIS_URL', 'RELAY_OPS_STREAM']);
+    expect(messages.join('\n')).not.toContain('hunter2');
+  });
 });

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { envBool, envEnum, envInt, envList, envText, parseEnv, urlCheck, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
-import { normalizeRedisTarget, tokenAlgorithmSchema } from '@streamgate/protocol';
+import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
+import { normalizeRedisTarget, streamNameSchema, tokenAlgorithmSchema } from '@streamgate/protocol';
 
 const int = (fallback: number, min: number, max: number, meaning?: string) => envInt({ fallback, min, max, meaning });
 
@@ -15,6 +16,18 @@ const redisList = envList({
   each: redisTargetProblem,
   nonEmpty: true,
 }).transform((parts) => new Set(parts.map((part) => normalizeRedisTarget(part) ?? part)));
+
+// The relay's own connection to the operations stream's Redis: credentials may be in the URL.
+const opsRedisUrlProblem = (raw: string): string | null => {
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  if (url !== null) {
+    url.username = '';
+    url.password = '';
+  }
+  return url !== null && normalizeRedisTarget(url.href) !== null
+    ? null
+    : 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://redis:6379/0';
+};
 
 /** Default slack between the end of the drain window and the hard deadline. */
 export const DRAIN_DEADLINE_MARGIN_MS = 60_000;
@@ -71,6 +84,15 @@ export const relayConfigSchema = z
     RELAY_DEMAND_PREFIXES: envList({ fallback: [] }),
     RELAY_DEMAND_INTERVAL_MS: int(5_000, 100, 600_000),
     RELAY_DEMAND_TTL_MS: int(15_000, 500, 3_600_000),
+    // Operations snapshots (docs/protocol.md, "Operations stream"), once a second; RELAY_NODE_ID names the pod.
+    RELAY_OPS_REDIS_URL: envText({ optional: 'to publish no operations snapshots', check: opsRedisUrlProblem }),
+    RELAY_OPS_STREAM: envText({
+      fallback: OPS_STREAM_DEFAULT,
+      check: (raw) =>
+        streamNameSchema.safeParse(raw).success
+          ? null
+          : 'is not a stream name (letters, digits and _ . : { } - /, at most 200); set one, e.g. streamgate:ops',
+    }),
     LOG_LEVEL: envEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { fallback: 'info' }),
   })
   .superRefine(

@@ -14,6 +14,8 @@ import { startUwsServer } from './edge/startUwsServer.js';
 import type { SocketHandlers } from './edge/startUwsServer.js';
 import { AdmissionControl } from './limits/AdmissionControl.js';
 import { SlowConsumerGuard } from './limits/SlowConsumerGuard.js';
+import { startRelayOpsPublisher } from './ops/startRelayOpsPublisher.js';
+import type { RelayReadModeState } from './ops/RelaySnapshotCollector.js';
 import { RedisStreamSource } from './redis/RedisStreamSource.js';
 
 export interface Relay {
@@ -60,8 +62,10 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
 
   const hubs = new Map<string, StreamHub>();
   const sources: RedisStreamSource[] = [];
+  const readModes = new Map<string, RelayReadModeState>();
   for (const target of config.RELAY_REDIS_ALLOWLIST) {
     let hub: StreamHub | null = null;
+    readModes.set(target, 'pending');
     const source = new RedisStreamSource({
       target,
       username: config.RELAY_REDIS_USERNAME,
@@ -89,6 +93,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       readModeCheckMs: config.RELAY_READ_MODE_CHECK_MS,
       notifySweepMs: config.RELAY_NOTIFY_SWEEP_MS,
       onReadMode: (mode, previous) => {
+        readModes.set(target, mode);
         metrics.readMode.set({ target, mode }, 1);
         metrics.readMode.set({ target, mode: mode === 'notify' ? 'batch' : 'notify' }, 0);
         log.info(
@@ -128,7 +133,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     maxBufferedBytes: config.RELAY_MAX_BACKPRESSURE_BYTES,
     checkIntervalMs: config.RELAY_SLOW_CONSUMER_CHECK_MS,
     onCut: (buffered) => {
-      metrics.slowConsumerCuts.inc();
+      metrics.slowConsumerCut();
       log.debug({ buffered }, 'slow consumer cut');
     },
   });
@@ -152,13 +157,13 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       if (drainer.draining) {
         // Load balancers take a while to act on a failed readiness probe; whoever still
         // arrives is sent on at once rather than joining a pod that is about to send it away.
-        metrics.drainRefused.inc();
+        metrics.drainRefusal();
         conn.close(CloseCode.tryAnotherPod, 'relay draining: connect to another pod');
         return refused;
       }
       const admitted = admission.admit();
       if (!admitted.ok) {
-        metrics.limitBreaches.inc({ limit: admitted.limit });
+        metrics.limitBreach(admitted.limit);
         conn.close(admitted.code, admitted.reason);
         return refused;
       }
@@ -200,6 +205,29 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     },
   });
   publisher = server.publisher;
+  const ops =
+    config.RELAY_OPS_REDIS_URL === undefined
+      ? null
+      : startRelayOpsPublisher({
+          redisUrl: config.RELAY_OPS_REDIS_URL,
+          stream: config.RELAY_OPS_STREAM,
+          username: config.RELAY_REDIS_USERNAME,
+          password: config.RELAY_REDIS_PASSWORD,
+          metrics,
+          log,
+          state: {
+            pod: config.RELAY_NODE_ID,
+            startedAt: Math.round(performance.timeOrigin),
+            ready: isReady,
+            connections: () => drainer.openCount,
+            subscriptions: () => [...hubs.values()].reduce((n, h) => n + h.subscriberCount, 0),
+            streamsWatched: () => [...hubs.values()].reduce((n, h) => n + h.streamCount, 0),
+            deliveriesTotal: () => metrics.deliveriesTotal,
+            refusals: () => metrics.refusals.entries(),
+            readModes: () => [...readModes].map(([target, mode]) => ({ target, mode })),
+            drain: () => drainer.schedule,
+          },
+        });
 
   function notReadyReason(): string {
     if (drainer.draining) return 'draining';
@@ -220,6 +248,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       }
       const outcome = await drainer.start();
       log.info({ outcome, elapsedMs: drainer.elapsed(), left: drainer.openCount }, 'drain over');
+      await ops?.publishLast();
       return outcome;
     },
     hurryDrain: () => {
@@ -233,7 +262,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       slowConsumers.close();
       keys.close();
       demand?.close();
-      await Promise.all([...hubs.values()].map((h) => h.close()));
+      await Promise.all([...hubs.values()].map((h) => h.close()).concat(ops === null ? [] : [ops.close()]));
     },
   };
 }

@@ -4,9 +4,9 @@ import { CountsList } from './CountsList.js';
 import { Field, rate, yesNo } from './Field.js';
 import { PodCard } from './PodCard.js';
 
-export function AuthCard({ snapshot, state, now }: { snapshot: AuthSnapshot; state: PodState; now: number }) {
+export function AuthCard({ snapshot, missed, state, now }: { snapshot: AuthSnapshot; missed: number; state: PodState; now: number }) {
   return (
-    <PodCard snapshot={snapshot} state={state} now={now}>
+    <PodCard snapshot={snapshot} missed={missed} state={state} now={now}>
       <dl className="figures">
         <Field name="tokensIssuedTotal" label="tokens issued">
           {snapshot.tokensIssuedTotal}

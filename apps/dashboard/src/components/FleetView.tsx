@@ -33,15 +33,24 @@ export const FleetView = memo(function FleetView({ store }: { store: FleetStore 
         </p>
       ) : null}
       <section className="cards">
-        {view.pods.map(({ snapshot, drain }) => {
+        {view.pods.map(({ snapshot, drain, missed }) => {
           const state = podState(snapshot, now);
           switch (snapshot.kind) {
             case 'relay':
-              return <RelayCard key={`${snapshot.kind}:${snapshot.pod}`} snapshot={snapshot} drain={drain} state={state} now={now} />;
+              return (
+                <RelayCard
+                  key={`${snapshot.kind}:${snapshot.pod}`}
+                  snapshot={snapshot}
+                  drain={drain}
+                  missed={missed}
+                  state={state}
+                  now={now}
+                />
+              );
             case 'auth':
-              return <AuthCard key={`${snapshot.kind}:${snapshot.pod}`} snapshot={snapshot} state={state} now={now} />;
+              return <AuthCard key={`${snapshot.kind}:${snapshot.pod}`} snapshot={snapshot} missed={missed} state={state} now={now} />;
             case 'ingest':
-              return <IngestCard key={`${snapshot.kind}:${snapshot.pod}`} snapshot={snapshot} state={state} now={now} />;
+              return <IngestCard key={`${snapshot.kind}:${snapshot.pod}`} snapshot={snapshot} missed={missed} state={state} now={now} />;
           }
         })}
       </section>

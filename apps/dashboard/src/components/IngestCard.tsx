@@ -5,9 +5,9 @@ import { Field } from './Field.js';
 import { PodCard } from './PodCard.js';
 import { VenueTable } from './VenueTable.js';
 
-export function IngestCard({ snapshot, state, now }: { snapshot: IngestSnapshot; state: PodState; now: number }) {
+export function IngestCard({ snapshot, missed, state, now }: { snapshot: IngestSnapshot; missed: number; state: PodState; now: number }) {
   return (
-    <PodCard snapshot={snapshot} state={state} now={now}>
+    <PodCard snapshot={snapshot} missed={missed} state={state} now={now}>
       <dl className="figures">
         <Field name="leasesHeld" label="leases held">
           {snapshot.leasesHeld}

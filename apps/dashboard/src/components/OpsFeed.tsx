@@ -1,3 +1,4 @@
+import type { OpsSnapshot } from '@streamgate/ops';
 import { STREAM_START } from '@streamgate/protocol';
 import { useRelayClient, useSubscriptionRelay } from '@streamgate/react';
 import type { FleetStore } from '../model/FleetStore.js';
@@ -15,7 +16,9 @@ export function OpsFeed({ procedure, store, enabled }: { procedure: OpsTokenProc
     input: undefined,
     enabled,
     from: STREAM_START,
-    onSubscriptionData: (data, meta) => store.ingest(data, meta.id),
+    // Typed by the auth app's router (the annotation fails to compile if the procedure's payload
+    // changes), yet parsed again in the store: the type is what producers promise, not proof.
+    onSubscriptionData: (data: OpsSnapshot, meta) => store.ingest(data, meta.id),
     onError: (e) => {
       if (e.code === 'malformed_entry') store.reject(e.id, e.message);
     },

@@ -3,7 +3,19 @@ import type { OpsSnapshot } from '@streamgate/ops';
 import type { PodState } from '../model/podState.js';
 
 /** The frame every pod's card shares: `[data-testid="pod-card"][data-pod][data-kind][data-state]`. */
-export function PodCard({ snapshot, state, now, children }: { snapshot: OpsSnapshot; state: PodState; now: number; children: ReactNode }) {
+export function PodCard({
+  snapshot,
+  missed,
+  state,
+  now,
+  children,
+}: {
+  snapshot: OpsSnapshot;
+  missed: number;
+  state: PodState;
+  now: number;
+  children: ReactNode;
+}) {
   const ageS = Math.max((now - snapshot.at) / 1000, 0);
   const upS = Math.max((snapshot.at - snapshot.startedAt) / 1000, 0);
   return (
@@ -17,7 +29,10 @@ export function PodCard({ snapshot, state, now, children }: { snapshot: OpsSnaps
       </header>
       <p className="meta">
         last snapshot <span data-field="age">{ageS.toFixed(0)}</span> s ago · up {formatDuration(upS)} · seq{' '}
-        <span data-field="seq">{snapshot.seq}</span>
+        <span data-field="seq">{snapshot.seq}</span> · missed{' '}
+        <span data-field="missed" className={missed > 0 ? 'problem' : undefined}>
+          {missed}
+        </span>
         {snapshot.truncated ? <span className="problem"> · lists cut to fit</span> : null}
       </p>
       {children}

@@ -9,16 +9,18 @@ import { PodCard } from './PodCard.js';
 export function RelayCard({
   snapshot,
   drain,
+  missed,
   state,
   now,
 }: {
   snapshot: RelaySnapshot;
   drain: DrainTrace | undefined;
+  missed: number;
   state: PodState;
   now: number;
 }) {
   return (
-    <PodCard snapshot={snapshot} state={state} now={now}>
+    <PodCard snapshot={snapshot} missed={missed} state={state} now={now}>
       <dl className="figures">
         <Field name="connections" label="connections">
           {snapshot.connections}

@@ -23,6 +23,8 @@ export interface UPlotChartProps {
 
 const PALETTE = ['#2f6fde', '#d9480f', '#2b8a3e', '#862e9c', '#e67700', '#0b7285', '#c2255c', '#5c940d'];
 
+const clockTime = uPlot.fmtDate('{HH}:{mm}:{ss}');
+
 export function seriesColor(index: number): string {
   return PALETTE[index % PALETTE.length] ?? '#2f6fde';
 }
@@ -45,8 +47,14 @@ export function UPlotChart({ testId, title, series, data, timeAxis, yLabel, heig
       title,
       width: Math.max(element.clientWidth, 200),
       height,
+      // Labels only: values under the cursor would read "--" whenever it is elsewhere.
+      legend: { live: false },
       scales: { x: { time: timeAxis }, y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max * 1.1)] } },
-      axes: [{}, { label: yLabel ?? '', size: 50 }],
+      // One line of clock time: uPlot's default adds a date line whose labels collide on a few minutes' range.
+      axes: [
+        timeAxis ? { space: 90, values: (_u, splits) => splits.map((s) => clockTime(new Date(s * 1000))) } : {},
+        { label: yLabel ?? '', size: 50 },
+      ],
       series: [
         { label: timeAxis ? 'time' : 's since start' },
         ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, spanGaps: false, ...(s.dash ? { dash: [...s.dash] } : {}) })),

@@ -78,6 +78,16 @@ describe('FleetStore', () => {
     expect(trace?.points.map((p) => p.connections)).toEqual([6, 4]);
   });
 
+  it('counts the snapshots of one process it never got, and starts again for a restarted one', () => {
+    const store = new FleetStore();
+    store.ingest(relay('relay-0', 1_000, { seq: 0 }), '1-0');
+    store.ingest(relay('relay-0', 2_000, { seq: 1 }), '2-0');
+    store.ingest(relay('relay-0', 5_000, { seq: 4 }), '3-0');
+    expect(store.view().pods[0]?.missed).toBe(2);
+    store.ingest(relay('relay-0', 6_000, { seq: 0, startedAt: 5_500 }), '4-0');
+    expect(store.view().pods[0]?.missed).toBe(0);
+  });
+
   it('forgets pods and history older than the history window, on the pods clock', () => {
     const store = new FleetStore({ historyMs: 60_000 });
     store.ingest(relay('gone', 1_000), '1-0');

@@ -12,6 +12,11 @@ export interface PodRecord {
   readonly snapshot: OpsSnapshot;
   /** Relays only: the latest drain its snapshots reported, kept after it ended. */
   readonly drain: DrainTrace | undefined;
+  /**
+   * Snapshots of this process the page never got (gaps in `seq`): 0 while the page resumes
+   * without loss; more after a gap in the stream, or a snapshot the pod failed to write.
+   */
+  readonly missed: number;
 }
 
 export interface RelayPoint {
@@ -98,7 +103,9 @@ export class FleetStore {
       points.push({ at: snapshot.at, connections: snapshot.connections, deliveriesPerSecond: snapshot.deliveriesPerSecond });
       this.#history.set(snapshot.pod, points);
     }
-    this.#pods.set(key, { snapshot, drain });
+    const sameProcess = previous !== undefined && previous.snapshot.startedAt === snapshot.startedAt;
+    const missed = (sameProcess ? previous.missed : 0) + (sameProcess ? Math.max(snapshot.seq - previous.snapshot.seq - 1, 0) : 0);
+    this.#pods.set(key, { snapshot, drain, missed });
     this.#newestAt = Math.max(this.#newestAt, snapshot.at);
     this.#prune();
     this.#changed();

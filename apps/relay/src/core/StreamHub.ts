@@ -57,6 +57,13 @@ export class StreamHub {
     return this.channels.size;
   }
 
+  /** Subscribers over all streams of this hub (catching up or live). */
+  get subscriberCount(): number {
+    let n = 0;
+    for (const channel of this.channels.values()) n += channel.subscriberCount;
+    return n;
+  }
+
   /** Streams with at least one subscriber now (lingering ones excluded): what demand reports. */
   streamsWithSubscribers(): StreamName[] {
     return [...this.channels.values()].filter((c) => c.subscriberCount > 0).map((c) => c.stream);

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { RelayMetrics } from './RelayMetrics.js';
+
+describe('RelayMetrics refusal counts', () => {
+  it('counts each refusal in the metrics and in the snapshot tally from the same call', async () => {
+    const metrics = new RelayMetrics();
+    metrics.frameError('token_expired');
+    metrics.frameError('token_expired');
+    metrics.frameError('frame_too_large');
+    metrics.limitBreach('frame_size');
+    metrics.limitBreach('connections');
+    metrics.limitBreach('protocol_violation');
+    metrics.limitBreach('pending_catchup');
+    metrics.slowConsumerCut();
+    metrics.hub.slowConsumerCut();
+    metrics.drainRefusal();
+    metrics.hub.delivered(7, 'live');
+    metrics.hub.delivered(3, 'catch-up');
+
+    expect(Object.fromEntries(metrics.refusals.entries())).toEqual({
+      token_expired: 2,
+      frame_too_large: 1,
+      'close:overloaded': 1,
+      'close:protocolViolation': 1,
+      'close:slowConsumer': 2,
+      'close:tryAnotherPod': 1,
+    });
+    expect(metrics.refusals.entries()[0]).toEqual(['token_expired', 2]);
+    expect(metrics.deliveriesTotal).toBe(10);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('streamgate_relay_frame_errors_total{code="token_expired"} 2');
+    expect(text).toContain('streamgate_relay_limit_breaches_total{limit="connections"} 1');
+    expect(text).toContain('streamgate_relay_limit_breaches_total{limit="pending_catchup"} 1');
+    expect(text).toContain('streamgate_relay_slow_consumer_cuts_total 2');
+    expect(text).toContain('streamgate_relay_drain_refused_total 1');
+  });
+});

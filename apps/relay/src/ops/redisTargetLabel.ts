@@ -1,0 +1,10 @@
+/**
+ * How a Redis target appears in an operations snapshot: `host:port/db`. Built from the parts
+ * of the URL, so a password can never be carried along, whatever the input held.
+ */
+export function redisTargetLabel(target: string): string {
+  if (!URL.canParse(target)) return 'unparsable-target';
+  const url = new URL(target);
+  const db = url.pathname.replace(/^\//, '') || '0';
+  return `${url.hostname}:${url.port === '' ? '6379' : url.port}/${db}`.slice(0, 120);
+}

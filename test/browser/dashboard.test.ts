@@ -1,0 +1,490 @@
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { sha256Hex } from '@streamgate/auth';
+import { serveDashboard } from '@streamgate/dashboard/server';
+import type { DashboardServer } from '@streamgate/dashboard/server';
+import { OPS_STALE_AFTER_MS } from '@streamgate/ops';
+import type { IngestChainStream, IngestSnapshot, OpsSnapshot, RelaySnapshot } from '@streamgate/ops';
+import { generateSigningKey } from '@streamgate/server';
+import { freePort, repoRoot, spawnAuth, spawnRelay, startChromium, startFaultProxy, startRedis, waitFor } from '@streamgate/testkit';
+import type { AppProcess, ChromiumBrowser, FaultProxy, RedisServer, RelayProcess } from '@streamgate/testkit';
+import { authSnapshot, ingestSnapshot, OpsSnapshotWriter, relaySnapshot } from '../support/opsSnapshots.js';
+import { cardOf, readDashboard } from '../support/readDashboard.js';
+import type { DashboardCard, DashboardView } from '../support/readDashboard.js';
+
+// The operations dashboard (apps/dashboard), built and served by serveDashboard, in real headless
+// Chromium: its token from the real auth service's ops.token with the operator credential, the
+// operations stream through a real relay from a real Redis. The pods on the stream are the
+// test's own: it writes schema-valid snapshots (through OpsSnapshotPublisher, as the apps do)
+// for two relays, an auth service and an ingest worker, and steers them through a drain, a
+// provider failover and an exit, asserting each from the page's DOM.
+
+const ISSUER = 'streamgate-dashboard-test';
+const AUDIENCE = 'streamgate-relay';
+const CREDENTIAL = `operator-${Math.random().toString(36).slice(2)}`;
+/** Faster than the apps' once a second: the page does not care, the test's wall time does. */
+const PUBLISH_EVERY_MS = 400;
+const DRAIN_WINDOW_MS = 6_000;
+const artifactsDir = join(repoRoot(), 'test', 'browser', 'artifacts');
+const DOCS_SCREENSHOT = join(repoRoot(), 'docs', 'dashboard.png');
+
+let redis: RedisServer | undefined;
+let auth: AppProcess | undefined;
+let relay: RelayProcess | undefined;
+/** Between the page and the relay, as a load balancer would be: the test cuts connections there. */
+let door: FaultProxy | undefined;
+/** WebSockets the page opened (to the relay, through the door). */
+let pageSockets = 0;
+let dashboard: DashboardServer | undefined;
+let browser: ChromiumBrowser | undefined;
+let writer: OpsSnapshotWriter | undefined;
+const pageErrors: string[] = [];
+const consoleErrors: string[] = [];
+
+/** Snapshots dated before this are the pods' past (HISTORY_S of it), written at once. */
+let liveSince = Number.POSITIVE_INFINITY;
+const HISTORY_S = 90;
+/** What the pretend pods report at each tick; the steps below change it. */
+const relayA = { connections: 120, subscriptions: 150, streamsWatched: 7, deliveriesPerSecond: 42.5, deliveriesTotal: 10_000 };
+const relayB: { connections: number; drain: RelaySnapshot['drain'] } = { connections: 80, drain: null };
+const chain: IngestChainStream = {
+  stream: 'chain:31337:heads',
+  chain: 'anvil-31337',
+  state: 'active',
+  provider: 'alpha',
+  head: 120,
+  lastWritten: 120,
+  failovers: 0,
+  gaps: 0,
+  reorgs: 1,
+};
+
+function ingestState(): IngestSnapshot {
+  return ingestSnapshot('ingest-0', {
+    leasesHeld: 3,
+    chains: [{ ...chain }],
+    venues: [
+      {
+        venue: 'sim',
+        sessions: [
+          { id: 'sim-0', symbols: 20, connected: true },
+          { id: 'sim-1', symbols: 12, connected: true },
+        ],
+        wanted: 32,
+        coverage: { trades: 32, book: 20 },
+      },
+    ],
+  });
+}
+
+/** A slow swell, so the charts' minutes of history have a shape; 1 at liveSince, where it meets the live figures. */
+const swell = (at: number, periodS: number, amplitude: number) =>
+  1 + amplitude * Math.sin(((at - liveSince) / 1_000 / periodS) * 2 * Math.PI);
+
+function relayAState(at: number): OpsSnapshot {
+  relayA.deliveriesTotal += 17;
+  const live = at >= liveSince;
+  return relaySnapshot('relay-a', {
+    ...relayA,
+    connections: live ? relayA.connections : Math.round(relayA.connections * swell(at, 40, 0.25)),
+    deliveriesPerSecond: live ? relayA.deliveriesPerSecond : Math.round(relayA.deliveriesPerSecond * swell(at, 25, 0.3) * 10) / 10,
+    refusals: { token_expired: 3, rate_limited: 1 },
+    readModes: [{ target: '127.0.0.1:6379/0', mode: 'notify' }],
+  });
+}
+
+function relayBState(at: number): OpsSnapshot {
+  const live = at >= liveSince;
+  return relaySnapshot('relay-b', {
+    connections: live ? relayB.connections : Math.round(relayB.connections * swell(at, 40, -0.2)),
+    subscriptions: relayB.connections,
+    streamsWatched: 5,
+    deliveriesPerSecond: relayB.drain !== null ? 4 : live ? 17 : Math.round(17 * swell(at, 30, -0.35) * 10) / 10,
+    deliveriesTotal: 5_000,
+    readModes: [{ target: 'redis-b:6379/0', mode: 'batch' }],
+    drain: relayB.drain,
+  });
+}
+
+/** Waits until the page shows what `check` wants; at the deadline fails with what it showed. */
+async function untilPage(page: Page, what: string, timeoutMs: number, check: (view: DashboardView) => boolean): Promise<DashboardView> {
+  let last: DashboardView | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        last = await readDashboard(page);
+        return check(last) && last;
+      },
+      { timeoutMs, intervalMs: 50, message: what },
+    );
+  } catch (error) {
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\nthe page showed: ${JSON.stringify(last, null, 1)}\n` +
+        `page errors: ${JSON.stringify(pageErrors)}\nconsole errors: ${JSON.stringify(consoleErrors)}\n` +
+        `writer failures: ${JSON.stringify(writer?.failures)}\n${relay?.service.output() ?? ''}\n${auth?.service.output() ?? ''}`,
+      { cause: error },
+    );
+  }
+}
+
+function card(view: DashboardView, pod: string): DashboardCard {
+  const found = cardOf(view, pod);
+  if (found === undefined) throw new Error(`no card for ${pod}`);
+  return found;
+}
+
+async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(artifactsDir, { recursive: true });
+  const path = join(artifactsDir, name);
+  await page.screenshot({ path, fullPage: true, timeout: 10_000 });
+  console.log(`dashboard screenshot: ${path}`);
+  return path;
+}
+
+function pageOf(): Page {
+  if (browser === undefined || dashboard === undefined || writer === undefined) throw new Error('beforeAll did not finish');
+  return browser.page;
+}
+
+beforeAll(async () => {
+  redis = await startRedis();
+  const key = await generateSigningKey('ES256', 'dashboard-test-key');
+  // The page's origin must be known to auth's CORS before the page is served.
+  const dashboardPort = await freePort();
+  auth = await spawnAuth({
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    redisUrl: redis.url,
+    signingKeys: JSON.stringify([key]),
+    env: {
+      NODE_ENV: 'test',
+      AUTH_OPS_REDIS_URL: redis.url,
+      AUTH_OPERATOR_CREDENTIAL_SHA256: sha256Hex(CREDENTIAL),
+      AUTH_CORS_ORIGINS: `http://127.0.0.1:${dashboardPort}`,
+      AUTH_POD_NAME: 'auth-real',
+    },
+  });
+  // The real relay and auth publish their own snapshots beside the pretend pods'.
+  relay = await spawnRelay({
+    name: 'relay-real',
+    authUrl: auth.httpUrl,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    redisAllowlist: redis.url,
+    env: { RELAY_OPS_REDIS_URL: redis.url },
+  });
+  const relayHttp = relay.httpUrl;
+  await waitFor(async () => (await fetch(`${relayHttp}/readyz`)).status === 200, {
+    timeoutMs: 20_000,
+    message: 'the relay never became ready',
+  });
+  door = await startFaultProxy({ httpUrl: relay.httpUrl, wsUrl: relay.url });
+  dashboard = await serveDashboard({ port: dashboardPort, config: { authUrl: auth.httpUrl, relayUrl: door.wsUrl } });
+  browser = await startChromium({ viewport: { width: 1400, height: 900 } });
+  browser.page.on('pageerror', (error) => pageErrors.push(error.message));
+  browser.page.on('websocket', () => pageSockets++);
+  browser.page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  writer = new OpsSnapshotWriter(redis.client(), { intervalMs: PUBLISH_EVERY_MS });
+}, 60_000);
+
+afterEach(async ({ task }) => {
+  if (task.result?.state === 'fail' && browser !== undefined) await screenshot(browser.page, 'dashboard-failed.png');
+});
+
+afterAll(async () => {
+  await writer?.stopAll();
+  await browser?.close();
+  await dashboard?.close();
+  await door?.close();
+  await relay?.service.stop();
+  await auth?.service.stop();
+  await redis?.stop();
+});
+
+// The steps run in order on one page, as an operator would watch one fleet.
+describe('the operations dashboard in headless Chromium', () => {
+  it('gets no token without the operator credential and asks for it; with it the stream goes live', async () => {
+    const page = pageOf();
+    await page.goto(`${dashboard?.url ?? ''}#credential=not-the-credential`, { timeout: 20_000 });
+    // Refused, the page stops asking (idle) instead of retrying a credential that will never work.
+    const refused = await untilPage(
+      page,
+      'the page never said the credential was refused',
+      15_000,
+      (v) => v.credentialRefused !== null && v.feedState === 'idle',
+    );
+    expect(refused.credentialRefused).toContain('refused');
+    await page.fill('[data-testid="credential-input"]', CREDENTIAL, { timeout: 5_000 });
+    await page.click('[data-testid="credential-submit"]', { timeout: 5_000 });
+    const live = await untilPage(page, 'the operations stream never went live with the credential', 15_000, (v) => v.feedState === 'live');
+    expect(live.credentialRefused).toBeNull();
+    expect(live.feedError).toBeNull();
+  });
+
+  it('shows both relays, the auth service and the ingest worker with their figures, and charts them', async () => {
+    const page = pageOf();
+    liveSince = Date.now();
+    await writer?.start('relay-a', relayAState, { past: HISTORY_S });
+    await writer?.start('relay-b', relayBState, { past: HISTORY_S });
+    await writer?.start('auth-0', () =>
+      authSnapshot('auth-0', { tokensIssuedTotal: 500, tokensPerSecond: 3, refusals: { UNAUTHORIZED: 2 }, signingKeyIds: ['k1'] }),
+    );
+    await writer?.start('ingest-0', ingestState);
+    const view = await untilPage(
+      page,
+      "the page never showed the six pods live with the pretend relays' history",
+      15_000,
+      (v) =>
+        v.cards.length === 6 &&
+        v.cards.every((c) => c.state === 'live') &&
+        (v.charts['chart-connections']?.points ?? 0) >= HISTORY_S + 1 &&
+        // A snapshot of the real relay taken since the page subscribed and was delivered to.
+        Number(cardOf(v, 'relay-real')?.fields.subscriptions) >= 1 &&
+        Number(cardOf(v, 'relay-real')?.fields.deliveriesTotal) > 0 &&
+        Number(cardOf(v, 'auth-real')?.fields.tokensIssuedTotal) >= 1,
+    );
+    expect(view.cards.map((c) => `${c.kind}:${c.pod}`)).toEqual([
+      'relay:relay-a',
+      'relay:relay-b',
+      'relay:relay-real',
+      'auth:auth-0',
+      'auth:auth-real',
+      'ingest:ingest-0',
+    ]);
+
+    // The real relay counts the page itself: its connection, its subscription to the ops stream,
+    // and the entries it delivered to it; the real auth counts the token it refused and the one it issued.
+    const real = card(view, 'relay-real');
+    expect(real.fields.ready).toBe('yes');
+    expect(Number(real.fields.connections)).toBeGreaterThanOrEqual(1);
+    expect(Number(real.fields.subscriptions)).toBeGreaterThanOrEqual(1);
+    expect(Number(real.fields.streamsWatched)).toBeGreaterThanOrEqual(1);
+    expect(Number(real.fields.deliveriesTotal)).toBeGreaterThan(0);
+    expect(Object.keys(real.readModes)).toEqual([`127.0.0.1:${redis?.port ?? 0}/0`]);
+    const realAuth = card(view, 'auth-real');
+    expect(realAuth.fields.ready).toBe('yes');
+    expect(Number(realAuth.fields.tokensIssuedTotal)).toBeGreaterThanOrEqual(1);
+    expect(realAuth.refusals.UNAUTHORIZED).toBeGreaterThanOrEqual(1);
+    expect(realAuth.fields.signingKeyIds).toBe('dashboard-test-key');
+
+    const a = card(view, 'relay-a');
+    expect(a.fields).toMatchObject({
+      connections: '120',
+      subscriptions: '150',
+      streamsWatched: '7',
+      deliveriesPerSecond: '42.5',
+      ready: 'yes',
+    });
+    expect(a.readModes).toEqual({ '127.0.0.1:6379/0': 'notify' });
+    expect(a.refusals).toEqual({ token_expired: 3, rate_limited: 1 });
+    const b = card(view, 'relay-b');
+    expect(b.fields).toMatchObject({
+      connections: '80',
+      subscriptions: '80',
+      streamsWatched: '5',
+      deliveriesPerSecond: '17',
+      ready: 'yes',
+    });
+    expect(b.readModes).toEqual({ 'redis-b:6379/0': 'batch' });
+    expect(b.refusals).toEqual({});
+    expect(b.fields.drainConnectionsLeft).toBeUndefined();
+
+    expect(card(view, 'auth-0').fields).toMatchObject({
+      tokensIssuedTotal: '500',
+      tokensPerSecond: '3',
+      ready: 'yes',
+      signingKeyIds: 'k1',
+    });
+    expect(card(view, 'auth-0').refusals).toEqual({ UNAUTHORIZED: 2 });
+
+    const ingest = card(view, 'ingest-0');
+    expect(ingest.fields).toMatchObject({ leasesHeld: '3' });
+    expect(ingest.chains).toEqual([
+      {
+        stream: 'chain:31337:heads',
+        fields: {
+          chain: 'anvil-31337',
+          state: 'active',
+          provider: 'alpha',
+          head: '120',
+          lastWritten: '120',
+          failovers: '0',
+          gaps: '0',
+          reorgs: '1',
+        },
+      },
+    ]);
+    expect(ingest.venues).toEqual([
+      {
+        venue: 'sim',
+        wanted: '32',
+        sessions: [
+          { id: 'sim-0', symbols: 20, connected: true },
+          { id: 'sim-1', symbols: 12, connected: true },
+        ],
+        coverage: { trades: 32, book: 20 },
+      },
+    ]);
+    // The past minutes at once (the page reads what the stream retains), then a point a tick.
+    for (const chart of ['chart-deliveries', 'chart-connections']) {
+      expect(view.charts[chart]?.series).toEqual(['relay-a', 'relay-b', 'relay-real']);
+      expect(view.charts[chart]?.points).toBeGreaterThan(HISTORY_S);
+    }
+  });
+
+  it('counts entries that are no snapshot and goes on showing the ones that are', async () => {
+    const page = pageOf();
+    const before = await readDashboard(page);
+    expect(before.badEntries).toBe(0);
+    await writer?.writeRaw('data', JSON.stringify({ kind: 'relay', pod: 'evil', connections: -1 }));
+    await writer?.writeRaw('data', 'not json {');
+    await writer?.writeRaw('payload', 'no data field');
+    const seqBefore = Number(card(before, 'relay-a').fields.seq);
+    const after = await untilPage(
+      page,
+      'the page never counted the three bad entries while going on',
+      10_000,
+      (v) => v.badEntries === 3 && Number(cardOf(v, 'relay-a')?.fields.seq) > seqBefore + 2,
+    );
+    expect(after.badEntryLast).toContain('no "data" field');
+    expect(cardOf(after, 'evil')).toBeUndefined();
+    expect(after.feedState).toBe('live');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('reconnects after its connection is cut and refused for a while, and resumes from its last entry, missing no snapshot', async () => {
+    const page = pageOf();
+    const before = await readDashboard(page);
+    const socketsBefore = pageSockets;
+    // The door cuts the page's connection and refuses it while the pods write on.
+    door?.setMode('down');
+    await untilPage(page, 'the page never noticed its connection was cut', 10_000, (v) => v.feedState !== 'live');
+    const writtenAt = (pod: string) => writer?.written(pod).length ?? 0;
+    const writtenBefore = writtenAt('relay-a');
+    await waitFor(() => writtenAt('relay-a') >= writtenBefore + 4, {
+      timeoutMs: 10_000,
+      message: 'relay-a wrote nothing while the page was cut off',
+    });
+    door?.setMode('pass');
+    const after = await untilPage(
+      page,
+      'the page never went on after its connection came back',
+      20_000,
+      (v) =>
+        pageSockets > socketsBefore &&
+        v.feedState === 'live' &&
+        Number(cardOf(v, 'relay-a')?.fields.seq) >= (writer?.written('relay-a').at(-1)?.seq ?? Infinity),
+    );
+    // Resumed, not restarted: every pod's seq runs on with no gap across the cut.
+    for (const pod of ['relay-a', 'relay-b', 'relay-real', 'auth-0', 'auth-real', 'ingest-0']) {
+      expect(card(after, pod).fields.missed, pod).toBe('0');
+      expect(Number(card(after, pod).fields.seq), pod).toBeGreaterThan(Number(card(before, pod).fields.seq));
+    }
+    expect(after.badEntries).toBe(before.badEntries);
+  });
+
+  it('shows a draining relay against its schedule, the other rising, a provider failover, and the drained pod stale once it stops', async () => {
+    const page = pageOf();
+    const startedAt = Date.now();
+    relayB.drain = { startedAt, windowMs: DRAIN_WINDOW_MS, connectionsAtStart: 80 };
+    /** The uniform schedule, connectionsAtStart × (1 − t / windowMs), as the page should round it. */
+    const scheduleAt = (at: number) => Math.round(80 * (1 - Math.min(at - startedAt, DRAIN_WINDOW_MS) / DRAIN_WINDOW_MS));
+    // Connections follow the schedule a little late (clients take a moment to go), and the other
+    // relay takes each one over.
+    const drainTick = setInterval(() => {
+      const elapsed = Math.min((Date.now() - startedAt) / DRAIN_WINDOW_MS, 1);
+      relayB.connections = Math.max(0, Math.round(80 * (1 - elapsed) * 1.05) - 2);
+      relayA.connections = 120 + (80 - relayB.connections);
+    }, 100);
+    try {
+      const draining = await untilPage(
+        page,
+        'relay-b never showed as draining with three points of its drain',
+        10_000,
+        (v) => cardOf(v, 'relay-b')?.state === 'draining' && (v.charts['relay-b/drain-chart']?.points ?? 0) >= 5,
+      );
+      // Both figures as the page shows them, against the snapshot it shows them from.
+      const b = card(draining, 'relay-b');
+      const shown = writer?.written('relay-b').find((s) => s.seq === Number(b.fields.seq));
+      if (shown?.kind !== 'relay') throw new Error(`relay-b snapshot seq ${b.fields.seq} was never written`);
+      expect(Number(b.fields.drainConnectionsLeft)).toBe(shown.connections);
+      expect(Number(b.fields.drainScheduleLeft)).toBe(scheduleAt(shown.at));
+      expect(Number(b.fields.drainConnectionsLeft)).toBeLessThan(80);
+      expect(draining.charts['relay-b/drain-chart']?.series).toEqual(['schedule', 'connections']);
+      expect(Number(card(draining, 'relay-a').fields.connections)).toBeGreaterThan(120);
+      expect(card(draining, 'relay-a').state).toBe('live');
+
+      // Meanwhile the chain stream's provider is cut: switching, backfilling on the other, active again.
+      Object.assign(chain, { state: 'switching', provider: null });
+      await untilPage(
+        page,
+        'the chain stream never showed switching',
+        5_000,
+        (v) => cardOf(v, 'ingest-0')?.chains[0]?.fields.state === 'switching',
+      );
+      Object.assign(chain, { state: 'backfilling', provider: 'beta', failovers: 1, head: 126, lastWritten: 121 });
+      await untilPage(
+        page,
+        'the chain stream never showed backfilling on beta',
+        5_000,
+        (v) => cardOf(v, 'ingest-0')?.chains[0]?.fields.state === 'backfilling',
+      );
+      const shot = await screenshot(page, 'dashboard-draining.png');
+      // The README's picture: written when missing (delete it to take a new one), so a test run
+      // leaves the committed file alone.
+      if (!existsSync(DOCS_SCREENSHOT)) await copyFile(shot, DOCS_SCREENSHOT);
+      Object.assign(chain, { state: 'active', head: 127, lastWritten: 127 });
+      const failedOver = await untilPage(
+        page,
+        'the chain stream never went active on beta',
+        5_000,
+        (v) => cardOf(v, 'ingest-0')?.chains[0]?.fields.state === 'active',
+      );
+      expect(card(failedOver, 'ingest-0').chains[0]?.fields).toMatchObject({
+        provider: 'beta',
+        failovers: '1',
+        head: '127',
+        lastWritten: '127',
+      });
+
+      // The drain ends at 0; the pod exits and publishes nothing more.
+      await untilPage(
+        page,
+        'relay-b never reached 0 connections',
+        DRAIN_WINDOW_MS + 5_000,
+        (v) => cardOf(v, 'relay-b')?.fields.drainConnectionsLeft === '0',
+      );
+    } finally {
+      clearInterval(drainTick);
+    }
+    await writer?.stop('relay-b');
+    const stoppedAt = Date.now();
+    const stale = await untilPage(
+      page,
+      'relay-b never turned stale',
+      OPS_STALE_AFTER_MS + 5_000,
+      (v) => cardOf(v, 'relay-b')?.state === 'stale',
+    );
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(OPS_STALE_AFTER_MS - 1_000);
+    // Its last snapshot stays on the card: the drain at 0, against what the schedule said then.
+    const last = writer?.written('relay-b').at(-1);
+    if (last?.kind !== 'relay') throw new Error('relay-b wrote no snapshot');
+    expect(card(stale, 'relay-b').fields).toMatchObject({
+      seq: String(last.seq),
+      drainConnectionsLeft: '0',
+      drainScheduleLeft: String(scheduleAt(last.at)),
+      connections: '0',
+    });
+    for (const pod of ['relay-a', 'relay-real', 'auth-0', 'auth-real', 'ingest-0']) expect(card(stale, pod).state).toBe('live');
+    expect(card(stale, 'relay-a').fields.connections).toBe('200');
+    await screenshot(page, 'dashboard-stale.png');
+    expect(stale.badEntries).toBe(3);
+    expect(writer?.failures).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,119 @@
+import type { Page } from 'playwright-core';
+
+export interface DashboardChainRow {
+  stream: string;
+  /** `[data-field]` → text: state, provider, head, lastWritten, failovers, gaps, reorgs, chain. */
+  fields: Record<string, string>;
+}
+
+export interface DashboardVenueRow {
+  venue: string;
+  wanted: string;
+  sessions: { id: string; symbols: number; connected: boolean }[];
+  /** Covered symbols by kind. */
+  coverage: Record<string, number>;
+}
+
+export interface DashboardCard {
+  pod: string;
+  kind: string;
+  /** live | stale | draining */
+  state: string;
+  /** The card's own `[data-field]` figures → text (not those of its chain and venue rows). */
+  fields: Record<string, string>;
+  readModes: Record<string, string>;
+  refusals: Record<string, number>;
+  chains: DashboardChainRow[];
+  venues: DashboardVenueRow[];
+}
+
+export interface DashboardView {
+  feedState: string;
+  feedError: string | null;
+  snapshots: number;
+  badEntries: number;
+  badEntryLast: string | null;
+  credentialRefused: string | null;
+  cards: DashboardCard[];
+  /** `data-testid` of each chart → its series labels and how many x values it draws. */
+  charts: Record<string, { series: string[]; points: number }>;
+}
+
+/**
+ * Everything the operations dashboard shows, read from its DOM contract in one evaluation
+ * (docs in apps/dashboard/README.md): what a test asserts is what an operator sees.
+ */
+export function readDashboard(page: Page): Promise<DashboardView> {
+  return page.evaluate(() => {
+    const text = (root: ParentNode, selector: string): string | null => root.querySelector(selector)?.textContent ?? null;
+    const inRow = (el: Element) => el.closest('[data-testid="chain-stream"], [data-testid="venue"]') !== null;
+    const counts = (root: Element | null, attribute: string): Record<string, number> =>
+      Object.fromEntries(
+        Array.from(root?.querySelectorAll(`[${attribute}]`) ?? []).map((li) => [
+          li.getAttribute(attribute) ?? '',
+          Number(li.getAttribute('data-value')),
+        ]),
+      );
+    const cards = Array.from(document.querySelectorAll('[data-testid="pod-card"]')).map((card) => {
+      const fields: Record<string, string> = {};
+      for (const el of Array.from(card.querySelectorAll('[data-field]'))) {
+        const name = el.getAttribute('data-field') ?? '';
+        if (!inRow(el) && !(name in fields)) fields[name] = el.textContent ?? '';
+      }
+      return {
+        pod: card.getAttribute('data-pod') ?? '',
+        kind: card.getAttribute('data-kind') ?? '',
+        state: card.getAttribute('data-state') ?? '',
+        fields,
+        readModes: Object.fromEntries(
+          Array.from(card.querySelectorAll('[data-field="readMode"] [data-target]')).map((li) => [
+            li.getAttribute('data-target') ?? '',
+            li.getAttribute('data-mode') ?? '',
+          ]),
+        ),
+        refusals: counts(card.querySelector('[data-field="refusals"]'), 'data-reason'),
+        chains: Array.from(card.querySelectorAll('[data-testid="chain-stream"]')).map((row) => ({
+          stream: row.getAttribute('data-stream') ?? '',
+          fields: Object.fromEntries(
+            Array.from(row.querySelectorAll('[data-field]')).map((td) => [td.getAttribute('data-field') ?? '', td.textContent ?? '']),
+          ),
+        })),
+        venues: Array.from(card.querySelectorAll('[data-testid="venue"]')).map((row) => ({
+          venue: row.getAttribute('data-venue') ?? '',
+          wanted: text(row, '[data-field="wanted"]') ?? '',
+          sessions: Array.from(row.querySelectorAll('[data-testid="venue-session"]')).map((li) => ({
+            id: li.getAttribute('data-session') ?? '',
+            symbols: Number(li.getAttribute('data-symbols')),
+            connected: li.getAttribute('data-connected') === 'true',
+          })),
+          coverage: counts(row.querySelector('[data-field="coverage"]'), 'data-coverage-kind'),
+        })),
+      };
+    });
+    const charts = Object.fromEntries(
+      Array.from(document.querySelectorAll('.chart[data-testid]')).map((el) => [
+        el.closest('[data-testid="pod-card"]') === null
+          ? (el.getAttribute('data-testid') ?? '')
+          : `${el.closest('[data-testid="pod-card"]')?.getAttribute('data-pod') ?? ''}/${el.getAttribute('data-testid') ?? ''}`,
+        {
+          series: (el.getAttribute('data-series') ?? '').split(',').filter((s) => s !== ''),
+          points: Number(el.getAttribute('data-points')),
+        },
+      ]),
+    );
+    return {
+      feedState: text(document, '[data-testid="feed-state"]') ?? '',
+      feedError: text(document, '[data-testid="feed-error"]'),
+      snapshots: Number(text(document, '[data-testid="snapshots-received"]') ?? 'NaN'),
+      badEntries: Number(text(document, '[data-testid="bad-entries"]') ?? 'NaN'),
+      badEntryLast: text(document, '[data-testid="bad-entry-last"]'),
+      credentialRefused: text(document, '[data-testid="credential-refused"]'),
+      cards,
+      charts,
+    };
+  });
+}
+
+export function cardOf(view: DashboardView, pod: string): DashboardCard | undefined {
+  return view.cards.find((c) => c.pod === pod);
+}
