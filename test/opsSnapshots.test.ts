@@ -196,7 +196,9 @@ describe('operations snapshots across processes', () => {
   });
 
   it('shows a relay draining after SIGTERM, with connectionsAtStart and windowMs, until it exits with a last snapshot', async () => {
-    const M = 3;
+    // Enough sockets that the last notice falls late in the window (all 8 within its first 30 %:
+    // p = 0.3^8 < 1e-4), so the drain spans several snapshots.
+    const M = 8;
     const sockets: RawSocket[] = [];
     for (let i = 0; i < M; i++) sockets.push(await opsSubscriber(relayB));
     await waitFor(async () => ofPod(await written(), 'relay', 'relay-b').some((s) => s.connections === M), {
@@ -222,6 +224,13 @@ describe('operations snapshots across processes', () => {
     const left = during.map((s) => s.connections);
     expect(left).toEqual([...left].sort((a, b) => b - a));
     expect(left[0]).toBeLessThanOrEqual(M);
+  });
+
+  it('writes a last auth snapshot saying not ready on SIGTERM, and auth exits 0', async () => {
+    auth.service.signal('SIGTERM');
+    expect(await auth.service.exited).toMatchObject({ code: 0 });
+    const last = ofPod(await written(), 'auth', 'auth-ops').at(-1);
+    expect(last).toMatchObject({ ready: false });
   });
 
   it('holds no secret: not the Redis password, not the signing key material, not a token, not the operator credential', async () => {

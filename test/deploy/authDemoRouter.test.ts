@@ -4,7 +4,7 @@ import { ConfigMap } from 'kubernetes-models/v1';
 import { parseAuthConfig } from '@streamgate/auth';
 import { named, ofKind } from './loadManifests.js';
 import { containerOf, loadOverlay, overlays } from './loadOverlay.js';
-import { resolveEnv } from './resolveEnv.js';
+import { resolveEnv, withSecretSamples } from './resolveEnv.js';
 
 describe.each(overlays)('the $name overlay deploys auth as the JWKS service the backend guide describes', (overlay) => {
   it('never serves the demo router, shows no stack traces and sends no CORS headers', () => {
@@ -13,12 +13,13 @@ describe.each(overlays)('the $name overlay deploys auth as the JWKS service the 
     expect(env.errors).toEqual([]);
     expect(env.values.AUTH_DEMO_ROUTER).toBe('false');
     expect(env.values.NODE_ENV).toBe('production');
-    const secrets = Object.fromEntries(Object.keys(env.secrets).map((name) => [name, '<secret>']));
-    const parsed = parseAuthConfig({ ...env.values, ...secrets });
+    const parsed = parseAuthConfig(withSecretSamples(env));
     expect(parsed.ok ? 'ok' : parsed.error.message).toBe('ok');
     if (!parsed.ok) return;
     expect(parsed.config).toMatchObject({ demoRouter: false, exposeStackTraces: false, cors: null });
+    // ops.token is on only once the operator creates the credential hash's Secret.
+    expect(env.secrets.AUTH_OPERATOR_CREDENTIAL_SHA256).toEqual({ secret: 'ops-operator', key: 'sha256', optional: true });
     // Turning it on in the manifests would stop every auth pod at boot rather than hand out tokens.
-    expect(parseAuthConfig({ ...env.values, ...secrets, AUTH_DEMO_ROUTER: 'true' }).ok).toBe(false);
+    expect(parseAuthConfig({ ...withSecretSamples(env), AUTH_DEMO_ROUTER: 'true' }).ok).toBe(false);
   });
 });

@@ -10,7 +10,7 @@ import { parseRelayConfig, relayConfigSchema } from '@streamgate/relay';
 import { named, ofKind } from './loadManifests.js';
 import { APPS, containerOf, overlays, podSpecOf, loadOverlay } from './loadOverlay.js';
 import type { RenderedOverlay } from './loadOverlay.js';
-import { resolveEnv } from './resolveEnv.js';
+import { resolveEnv, withSecretSamples } from './resolveEnv.js';
 import type { ResolvedEnv } from './resolveEnv.js';
 
 const DNS_PORT = 53;
@@ -40,10 +40,9 @@ function relayConfigOf(env: Record<string, string>) {
   return result.config;
 }
 
-/** Env as the process will see it, Secrets replaced by placeholders (their values are not ours to know). */
+/** Env as the process will see it, Secrets replaced by samples or placeholders (their values are not ours to know). */
 function processEnv(env: ResolvedEnv): Record<string, string> {
-  const placeholders = Object.fromEntries(Object.entries(env.secrets).map(([name, ref]) => [name, `<secret ${ref.secret}/${ref.key}>`]));
-  return { ...env.values, ...placeholders };
+  return withSecretSamples(env);
 }
 
 /** The pod port a Service port leads to (NetworkPolicies see pod ports, after the Service's DNAT). */
@@ -108,6 +107,13 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     // ingest is told the same prefixes, to warn at boot about topology streams outside them.
     expect(envOf('relay').values.RELAY_DEMAND_PREFIXES).toBeTruthy();
     expect(ingest.values.INGEST_DEMAND_PREFIXES).toBe(envOf('relay').values.RELAY_DEMAND_PREFIXES);
+    // Every pod writes its operations snapshot where the dashboard reads it through the relays,
+    // and ops tokens name that same target.
+    const opsTarget = auth.config.ops?.target;
+    expect(opsTarget, 'auth publishes operations snapshots').toBeDefined();
+    expect([...relay.RELAY_REDIS_ALLOWLIST]).toContain(opsTarget);
+    expect(normalizeRedisTarget(relay.RELAY_OPS_REDIS_URL ?? '')).toBe(opsTarget);
+    expect(relay.RELAY_OPS_STREAM).toBe(auth.config.ops?.stream);
     const authPrefixes = envOf('auth').values.AUTH_DEMAND_PREFIXES;
     if (authPrefixes !== undefined) expect(authPrefixes).toBe(envOf('relay').values.RELAY_DEMAND_PREFIXES);
   });
@@ -165,7 +171,7 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     expect(() => podPortBehind(authService, urlPort(jwks, 80), authDeployment)).not.toThrow();
   });
 
-  it('denies by default, and lets relays reach only Redis, the JWKS and cluster DNS', () => {
+  it('denies by default, lets relays reach only Redis, the JWKS and cluster DNS, and auth only Redis and DNS', () => {
     const policies = ofKind(rendered.manifests, NetworkPolicy);
     const denyAll = named(rendered.manifests, NetworkPolicy, 'default-deny');
     expect(denyAll.spec?.podSelector, 'selects every pod').toEqual({});
@@ -227,10 +233,25 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
             rule.from.some((peer) => peer.namespaceSelector === undefined && selects(peer.podSelector, podLabels(relayDeployment)))),
       );
     expect(admits('auth', jwksPort)).toBe(true);
-    // Auth calls nothing, so it may send nothing: a compromised pod cannot ship its key out.
+    // Auth's one call is the XADD of its operations snapshot: Redis and the DNS to find it, nothing else.
     const authPolicy = named(rendered.manifests, NetworkPolicy, 'auth');
     expect(authPolicy.spec?.policyTypes).toContain('Egress');
-    expect(authPolicy.spec?.egress ?? []).toEqual([]);
+    const authEgress = authPolicy.spec?.egress ?? [];
+    expect(authEgress.length).toBeGreaterThan(0);
+    for (const rule of authEgress) {
+      const ports = (rule.ports ?? []).map((p) => Number(p.port));
+      const peers = rule.to ?? [];
+      expect(ports.length > 0 && peers.length > 0, 'an auth egress rule names its ports and peers').toBe(true);
+      if (ports.every((port) => redisPorts.has(port)))
+        expect(peers.every(isRedisPeer), `auth Redis peers ${JSON.stringify(peers)}`).toBe(true);
+      else {
+        expect(
+          ports.every((port) => port === DNS_PORT),
+          'auth may reach Redis and DNS only',
+        ).toBe(true);
+        expect(peers.every((peer) => peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns')).toBe(true);
+      }
+    }
     if (redisDeployments.length > 0) expect(admits('redis', 6379)).toBe(true);
   });
 

@@ -40,3 +40,21 @@ export function resolveEnv(container: IContainer, configMaps: readonly ConfigMap
   }
   return { values, secrets, errors };
 }
+
+/**
+ * What each Secret the manifests reference holds, in the form deploy/README.md tells operators
+ * to create it: values no manifest has, shaped so that an app's schema can check the rest.
+ */
+export const SECRET_SAMPLES: Readonly<Record<string, string>> = {
+  'ops-operator/sha256': 'f'.repeat(64),
+  'auth-redis/url': 'redis://auth:<password>@streams-redis.internal:6379/0',
+};
+
+/** Env as the process will see it: Secrets as their samples, or a placeholder for a free-form value. */
+export function withSecretSamples(env: ResolvedEnv): Record<string, string> {
+  const filled = Object.entries(env.secrets).map(([name, ref]) => {
+    const id = `${ref.secret}/${ref.key}`;
+    return [name, SECRET_SAMPLES[id] ?? `<secret ${id}>`] as const;
+  });
+  return { ...env.values, ...Object.fromEntries(filled) };
+}
