@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { copyFile, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -29,7 +28,6 @@ const CREDENTIAL = `operator-${Math.random().toString(36).slice(2)}`;
 const PUBLISH_EVERY_MS = 400;
 const DRAIN_WINDOW_MS = 6_000;
 const artifactsDir = join(repoRoot(), 'test', 'browser', 'artifacts');
-const DOCS_SCREENSHOT = join(repoRoot(), 'docs', 'dashboard.png');
 
 let redis: RedisServer | undefined;
 let auth: AppProcess | undefined;
@@ -434,10 +432,8 @@ describe('the operations dashboard in headless Chromium', () => {
         5_000,
         (v) => cardOf(v, 'ingest-0')?.chains[0]?.fields.state === 'backfilling',
       );
-      const shot = await screenshot(page, 'dashboard-draining.png');
-      // The README's picture: written when missing (delete it to take a new one), so a test run
-      // leaves the committed file alone.
-      if (!existsSync(DOCS_SCREENSHOT)) await copyFile(shot, DOCS_SCREENSHOT);
+      // The README's picture (docs/dashboard.png) comes from the real fleet: dashboardFleet.test.ts.
+      await screenshot(page, 'dashboard-draining.png');
       Object.assign(chain, { state: 'active', head: 127, lastWritten: 127 });
       const failedOver = await untilPage(
         page,
