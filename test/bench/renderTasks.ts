@@ -122,11 +122,13 @@ export function renderTasksSvg(results: readonly TaskResult[], title: string): s
       }
     }
   });
-  TASK_SERIES.forEach((series, i) => {
-    const x = left + i * 220;
-    out.push(`<rect x="${x}" y="${height - 40}" width="12" height="12" fill="${SERIES_COLOR[series]}"/>`);
-    out.push(`<text x="${x + 18}" y="${height - 30}">${escapeXml(SERIES_LABEL[series])}</text>`);
-  });
+  // Each legend entry starts after the previous label (about 6 px a character at 11 px), so long labels never overlap.
+  let legendX = left;
+  for (const series of TASK_SERIES) {
+    out.push(`<rect x="${legendX}" y="${height - 40}" width="12" height="12" fill="${SERIES_COLOR[series]}"/>`);
+    out.push(`<text x="${legendX + 18}" y="${height - 30}">${escapeXml(SERIES_LABEL[series])}</text>`);
+    legendX += 18 + SERIES_LABEL[series].length * 6 + 24;
+  }
   out.push(
     `<text x="${left}" y="${height - 10}" fill="#6b7280">One subscriber per stream; Redis CPU includes the XADDs; a missing point: not run (see results.md).</text>`,
   );

@@ -91,7 +91,9 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
   try {
     let redisUrl = options.redisUrl;
     if (redisUrl === undefined) {
-      const server: RedisServer = await startRedis();
+      // Set up as the README recommends: keyspace notifications on, so the relays read the way they
+      // do at scale (woken per key) and the dashboard shows `notify` for the target.
+      const server: RedisServer = await startRedis({ args: ['--notify-keyspace-events', 'Kt'] });
       cleanups.push(() => server.stop());
       redisUrl = server.url;
     }
