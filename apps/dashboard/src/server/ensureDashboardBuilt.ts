@@ -46,11 +46,13 @@ async function inputFiles(): Promise<string[]> {
 async function sourceFiles(dir: string): Promise<string[]> {
   if (!existsSync(dir)) return [];
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile() && !/\.test\.tsx?$/.test(e.name) && !e.parentPath.includes('__fixtures__'))
-    .map((e) => join(e.parentPath, e.name))
-    // The server's code (src/main.ts and src/server/) is no part of the page.
-    .filter((f) => f !== join(DASHBOARD_DIR, 'src', 'main.ts') && !f.startsWith(join(DASHBOARD_DIR, 'src', 'server')));
+  return (
+    entries
+      .filter((e) => e.isFile() && !/\.test\.tsx?$/.test(e.name) && !e.parentPath.includes('__fixtures__'))
+      .map((e) => join(e.parentPath, e.name))
+      // The server's code (src/main.ts and src/server/) is no part of the page.
+      .filter((f) => f !== join(DASHBOARD_DIR, 'src', 'main.ts') && !f.startsWith(join(DASHBOARD_DIR, 'src', 'server')))
+  );
 }
 
 async function inputHash(): Promise<string> {

@@ -63,6 +63,10 @@ describe('parseDashboardEnv', () => {
     expect(problems({ ...base, DASHBOARD_AUTH_URL: 'ws://auth:8080' })[0]?.message).toMatch(
       /^DASHBOARD_AUTH_URL="ws:\/\/auth:8080": must be an http:\/\/ or https:\/\/ URL; set it to/,
     );
+    expect(problems({ ...base, DASHBOARD_AUTH_URL: 'https://ops.example/auth' })[0]?.message).toMatch(
+      /^DASHBOARD_AUTH_URL="https:\/\/ops\.example\/auth": must have no path \(the page calls \/trpc\/ops\.token on its origin\)/,
+    );
+    expect(parseDashboardEnv({ ...base, DASHBOARD_AUTH_URL: 'https://auth.streamgate.example/' }).ok).toBe(true);
     expect(problems({ ...base, DASHBOARD_RELAY_URL: 'https://relay/v1/ws' })[0]?.message).toMatch(
       /^DASHBOARD_RELAY_URL="https:\/\/relay\/v1\/ws": must be a ws:\/\/ or wss:\/\/ URL; set it to/,
     );

@@ -117,7 +117,9 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
     if (path === '/readyz') {
       // Ready while the page is there to serve (a prebuilt one may sit on a volume that went away).
       const ready = await hasBuiltPage(pageDir);
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end(ready ? 'ready\n' : 'page missing\n');
+      res
+        .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' })
+        .end(ready ? 'ready\n' : 'page missing\n');
       return;
     }
     if (path === '/config.json') {
