@@ -13,5 +13,5 @@ export async function startFleetDashboard(
   const server = await serveDashboard(options);
   const url = new URL(server.url);
   url.hash = `credential=${encodeURIComponent(credential)}`;
-  return { url: server.url, close: () => server.close(), signedInUrl: url.toString() };
+  return { ...server, signedInUrl: url.toString() };
 }

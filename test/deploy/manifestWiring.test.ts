@@ -4,6 +4,7 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { ConfigMap, Service } from 'kubernetes-models/v1';
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
 import { parseAuthConfig } from '@streamgate/auth';
+import { dashboardEnvSchema, parseDashboardEnv } from '@streamgate/dashboard/config';
 import { normalizeRedisTarget } from '@streamgate/protocol';
 import { ingestConfigSchema } from '@streamgate/ingest';
 import { parseRelayConfig, relayConfigSchema } from '@streamgate/relay';
@@ -253,6 +254,46 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
       }
     }
     if (redisDeployments.length > 0) expect(admits('redis', 6379)).toBe(true);
+  });
+
+  it('boots the dashboard on the port its Deployment and Service declare, with URLs a browser can use, and lets it send nothing', () => {
+    const deployment = named(rendered.manifests, Deployment, 'dashboard');
+    const env = processEnv(envOf('dashboard'));
+    const parsed = parseDashboardEnv(env);
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const known = new Set(inputKeys(dashboardEnvSchema));
+    expect(known.has('DASHBOARD_PORT'), 'the dashboard schema exposes its variable names').toBe(true);
+    expect(Object.keys(env).filter((n) => n.startsWith('DASHBOARD_') && !known.has(n))).toEqual([]);
+    expect(parsed.config.pageDir, 'the image serves the page built into it').toBeUndefined();
+
+    const container = containerOf(deployment, 'dashboard');
+    expect(container.ports?.map((p) => p.containerPort)).toEqual([parsed.config.port]);
+    expect(container.readinessProbe?.httpGet?.path).toBe('/readyz');
+    expect(container.livenessProbe?.httpGet?.path).toBe('/healthz');
+    const service = named(rendered.manifests, Service, 'dashboard');
+    expect(selects({ matchLabels: service.spec?.selector ?? {} }, podLabels(deployment))).toBe(true);
+    expect(podPortBehind(service, 80, deployment)).toBe(parsed.config.port);
+
+    // /config.json is read by the operator's browser: in-cluster names would not resolve there,
+    // and in prod the operator credential and the token travel over TLS only.
+    const { authUrl, relayUrl } = parsed.config.page;
+    for (const url of [new URL(authUrl), new URL(relayUrl)]) {
+      expect(url.hostname === 'localhost' || url.hostname.includes('.'), `${url.href}: not a bare Service name`).toBe(true);
+      expect(url.hostname, url.href).not.toMatch(/\.svc(\.cluster\.local)?$/);
+    }
+    expect(new URL(relayUrl).pathname).toBe('/v1/ws');
+    if (overlay.name === 'prod') expect([new URL(authUrl).protocol, new URL(relayUrl).protocol]).toEqual(['https:', 'wss:']);
+
+    const policies = ofKind(rendered.manifests, NetworkPolicy).filter(
+      (p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0 && selects(p.spec?.podSelector, podLabels(deployment)),
+    );
+    expect(policies.map((p) => p.metadata?.name)).toEqual(['dashboard']);
+    const policy = policies[0];
+    // The page in the browser calls auth and the relays; the server calls nothing, DNS included.
+    expect(policy?.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy?.spec?.egress ?? []).toEqual([]);
+    const ingressPorts = (policy?.spec?.ingress ?? []).flatMap((rule) => (rule.ports ?? []).map((p) => p.port));
+    expect(ingressPorts).toEqual([parsed.config.port]);
   });
 
   it('has Prometheus scrape every app on its metrics port, and lets it in', () => {

@@ -74,3 +74,26 @@ export async function spawnRelay(options: RelayProcessOptions): Promise<RelayPro
   });
   return { ...app, url: `ws://127.0.0.1:${app.port}/v1/ws` };
 }
+
+export interface DashboardProcessOptions {
+  /** Served to the page as /config.json. */
+  readonly authUrl: string;
+  readonly relayUrl: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The dashboard's production server from source, on loopback. It serves a built page and never
+ * builds one: build apps/dashboard/dist/page first (its ensureDashboardBuilt), or point
+ * DASHBOARD_PAGE_DIR at one.
+ */
+export function spawnDashboard(options: DashboardProcessOptions): Promise<AppProcess> {
+  return spawnApp('apps/dashboard/src/main.ts', 'dashboard', {
+    DASHBOARD_HOST: '127.0.0.1',
+    DASHBOARD_PORT: '0',
+    DASHBOARD_AUTH_URL: options.authUrl,
+    DASHBOARD_RELAY_URL: options.relayUrl,
+    LOG_LEVEL: 'info',
+    ...options.env,
+  });
+}

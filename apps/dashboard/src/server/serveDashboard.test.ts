@@ -1,5 +1,8 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DashboardConfigError, serveDashboard } from './serveDashboard.js';
+import { DASHBOARD_PAGE_DIR, DashboardConfigError, DashboardPageMissingError, serveDashboard } from './serveDashboard.js';
 import type { DashboardServer } from './serveDashboard.js';
 
 const config = { authUrl: 'http://127.0.0.1:8080', relayUrl: 'ws://127.0.0.1:8081/v1/ws' };
@@ -9,8 +12,10 @@ beforeAll(async () => {
   server = await serveDashboard({ port: 0, config });
 }, 60_000);
 
+const scratch = mkdtempSync(join(tmpdir(), 'serve-dashboard-'));
 afterAll(async () => {
   await server?.close();
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 function url(path: string): string {
@@ -46,6 +51,48 @@ describe('serveDashboard', () => {
       expect((await fetch(url(path))).status, path).toBe(404);
     expect((await fetch(url('/%E0%A4%A'))).status).toBe(400);
     expect((await fetch(url('/'), { method: 'POST' })).status).toBe(405);
+  });
+
+  it('builds into dist/page, and answers its probes', async () => {
+    expect(server?.pageDir).toBe(DASHBOARD_PAGE_DIR);
+    expect(server?.port).toBe(Number(new URL(server?.url ?? '').port));
+    for (const path of ['/healthz', '/readyz']) {
+      const res = await fetch(url(path));
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+    }
+  });
+
+  it('serves a prebuilt page as it is, and is not ready once it is gone', async () => {
+    const pageDir = join(scratch, 'prebuilt');
+    mkdirSync(pageDir);
+    // No stamp and no sources: a build would replace it, so serving it shows none ran.
+    writeFileSync(join(pageDir, 'index.html'), '<p>prebuilt</p>');
+    const prebuilt = await serveDashboard({ port: 0, config, prebuiltPage: pageDir });
+    try {
+      expect(prebuilt.pageDir).toBe(pageDir);
+      expect(await (await fetch(new URL('/', prebuilt.url))).text()).toBe('<p>prebuilt</p>');
+      expect(readdirSync(pageDir)).toEqual(['index.html']);
+      rmSync(join(pageDir, 'index.html'));
+      const ready = await fetch(new URL('/readyz', prebuilt.url));
+      expect(ready.status).toBe(503);
+      expect(await ready.text()).toBe('page missing\n');
+      expect((await fetch(new URL('/healthz', prebuilt.url))).status).toBe(200);
+    } finally {
+      await prebuilt.close();
+    }
+  });
+
+  it('refuses a prebuilt page directory without index.html, and builds nothing there', async () => {
+    const pageDir = join(scratch, 'empty');
+    mkdirSync(pageDir);
+    const refused = serveDashboard({ port: 0, config, prebuiltPage: pageDir });
+    await expect(refused).rejects.toBeInstanceOf(DashboardPageMissingError);
+    await expect(refused).rejects.toMatchObject({ code: 'page_missing', retryable: false, pageDir });
+    expect(readdirSync(pageDir)).toEqual([]);
+    await expect(serveDashboard({ port: 0, config, prebuiltPage: join(scratch, 'nowhere') })).rejects.toBeInstanceOf(
+      DashboardPageMissingError,
+    );
   });
 
   it('refuses a config the page could not use', async () => {

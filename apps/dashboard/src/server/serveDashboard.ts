@@ -4,9 +4,13 @@ import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize, sep } from 'node:path';
+import { extname, join, normalize, resolve, sep } from 'node:path';
 import { parseDashboardConfig } from '../config/dashboardConfig.js';
 import { ensureDashboardBuilt } from './ensureDashboardBuilt.js';
+import { DashboardPageMissingError, hasBuiltPage } from './prebuiltPage.js';
+
+export { DASHBOARD_PAGE_DIR } from './ensureDashboardBuilt.js';
+export { DashboardPageMissingError } from './prebuiltPage.js';
 
 export interface ServeDashboardOptions {
   /** 0 picks a free port; the actual one is in the returned url. */
@@ -15,11 +19,25 @@ export interface ServeDashboardOptions {
   host?: string;
   /** Served as /config.json. */
   config: { authUrl: string; relayUrl: string };
+  /**
+   * A directory holding the built page (`pnpm build` writes it to dist/page, DASHBOARD_PAGE_DIR),
+   * served as it is: Vite never runs, and a directory without index.html is refused with
+   * DashboardPageMissingError. Production passes it (src/main.ts). Unset: the page is built into
+   * dist/page first when it is missing or stale (ensureDashboardBuilt), for the repository's
+   * tests and fleet.
+   */
+  prebuiltPage?: string;
+  /** Where a failed request or file read is reported; default console.error. */
+  onError?: (message: string, error: unknown) => void;
 }
 
 export interface DashboardServer {
   /** `http://host:port/`; append `#credential=<value>` to open it signed in. */
   url: string;
+  /** The port listened on (the kernel's pick for port 0). */
+  port: number;
+  /** The directory the page is served from. */
+  pageDir: string;
   close(): Promise<void>;
 }
 
@@ -57,15 +75,25 @@ function contentSecurityPolicy(config: ServeDashboardOptions['config']): string 
   ].join('; ');
 }
 
+/** The built page to serve: the one given, checked; else dist/page, built first if need be. */
+async function pageDirOf(prebuilt: string | undefined): Promise<string> {
+  if (prebuilt === undefined) return (await ensureDashboardBuilt()).pageDir;
+  const pageDir = resolve(prebuilt);
+  if (!(await hasBuiltPage(pageDir))) throw new DashboardPageMissingError(pageDir);
+  return pageDir;
+}
+
 /**
- * Serves the dashboard: its built files and /config.json. Builds it with Vite first when dist/
- * is missing or was built from other sources (see ensureDashboardBuilt).
+ * Serves the dashboard: its built files, /config.json, /healthz and /readyz. Builds it with Vite
+ * first when dist/page is missing or was built from other sources (see ensureDashboardBuilt),
+ * unless given a prebuilt page.
  */
 export async function serveDashboard(options: ServeDashboardOptions): Promise<DashboardServer> {
   const parsed = parseDashboardConfig(options.config);
   if (!parsed.ok) throw new DashboardConfigError(`serveDashboard: ${parsed.problem}`);
   const configBody = JSON.stringify(parsed.config);
-  const { distDir } = await ensureDashboardBuilt();
+  const onError = options.onError ?? ((message: string, error: unknown) => console.error(message, error));
+  const pageDir = await pageDirOf(options.prebuiltPage);
   const securityHeaders = {
     'content-security-policy': contentSecurityPolicy(parsed.config),
     'x-content-type-options': 'nosniff',
@@ -82,13 +110,25 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
       res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request path\n');
       return;
     }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' }).end('ok\n');
+      return;
+    }
+    if (path === '/readyz') {
+      // Ready while the page is there to serve (a prebuilt one may sit on a volume that went away).
+      const ready = await hasBuiltPage(pageDir);
+      res
+        .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' })
+        .end(ready ? 'ready\n' : 'page missing\n');
+      return;
+    }
     if (path === '/config.json') {
       res
         .writeHead(200, { ...securityHeaders, 'content-type': 'application/json', 'cache-control': 'no-store' })
         .end(req.method === 'HEAD' ? undefined : configBody);
       return;
     }
-    const file = staticPath(distDir, path);
+    const file = staticPath(pageDir, path);
     const info = file === undefined ? undefined : await fileInfo(file);
     if (file === undefined || info === undefined || !info.isFile()) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
@@ -107,7 +147,7 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
     }
     createReadStream(file)
       .on('error', (error) => {
-        console.error(`dashboard: reading ${file} failed`, error);
+        onError(`dashboard: reading ${file} failed`, error);
         res.destroy();
       })
       .pipe(res);
@@ -115,7 +155,7 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      console.error('dashboard: request failed', error);
+      onError('dashboard: request failed', error);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('internal error\n');
     });
@@ -139,7 +179,7 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
     });
     return closing;
   };
-  return { url: `http://${shownHost}:${port}/`, close };
+  return { url: `http://${shownHost}:${port}/`, port, pageDir, close };
 }
 
 function urlPath(url: string | undefined): string | undefined {
@@ -162,10 +202,10 @@ async function fileInfo(file: string): Promise<Stats | undefined> {
   }
 }
 
-/** The file under dist/ a URL path names, or undefined for one that leaves it or names a dotfile. */
-function staticPath(distDir: string, path: string): string | undefined {
+/** The file under the page directory a URL path names, or undefined for one that leaves it or names a dotfile. */
+function staticPath(pageDir: string, path: string): string | undefined {
   const relativePath = normalize(path === '/' ? '/index.html' : path).replace(/^[/\\]+/, '');
   if (relativePath.split(sep).some((part) => part.startsWith('.') || part === '')) return undefined;
-  const file = join(distDir, relativePath);
-  return file.startsWith(distDir + sep) ? file : undefined;
+  const file = join(pageDir, relativePath);
+  return file.startsWith(pageDir + sep) ? file : undefined;
 }

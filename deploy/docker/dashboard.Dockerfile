@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1
+# streamgate operations dashboard: the built page, /config.json, /healthz, /readyz on DASHBOARD_PORT.
+# Build from the repository root (the workspace is the build context):
+#   docker build -f deploy/docker/dashboard.Dockerfile -t ghcr.io/streamgate/dashboard:$VERSION .
+# test/deploy/dockerfiles.test.ts checks this file's shape (stages, pins, user, exec-form CMD).
+
+# Node 20 by exact version; the release pipeline may pin the digest too (deploy/README.md).
+FROM node:20.20.2-bookworm-slim AS build
+WORKDIR /src
+RUN npm install --global pnpm@10.34.8
+# Dependencies from the lockfile alone first, so a source change reuses this layer.
+COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+RUN pnpm fetch
+COPY . .
+RUN pnpm install --offline --frozen-lockfile
+# Compile @streamgate/dashboard and the workspace packages it depends on: the page with Vite into
+# apps/dashboard/dist/page (bundling React, uPlot and the client, which are devDependencies), the
+# server with tsc into apps/dashboard/dist/.
+RUN pnpm --filter "@streamgate/dashboard..." run build
+# A self-contained copy: its dist/ (page included) and production dependencies only (the server's:
+# boot, pino, zod), no Vite, no React, no sources of other apps.
+RUN pnpm --filter "@streamgate/dashboard" deploy --prod --legacy /out
+
+FROM node:20.20.2-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and not writable by the user that runs it: the server only reads the page.
+COPY --from=build /out/ ./
+# The image's numeric non-root user: Kubernetes' runAsNonRoot can verify a number, not a name.
+USER 10001:10001
+EXPOSE 8084
+# Exec form: node is PID 1 and receives SIGTERM itself (a shell in between would swallow it).
+CMD ["node", "dist/main.js"]
