@@ -1,8 +1,8 @@
 import type { CoreLog } from '@streamgate/ingest-core';
 import type { OpsPublishFailure } from '@streamgate/ops';
 
-/** Why a snapshot did not go out: the publisher's failures, or reading the worker's state threw. */
-export type OpsFailure = OpsPublishFailure | { readonly code: 'collect_failed'; readonly retryable: true; readonly message: string };
+/** Why a snapshot did not go out (the publisher's failures include a collection that threw). */
+export type OpsFailure = OpsPublishFailure;
 
 /**
  * Counts every failed snapshot and logs it, at most once per `everyMs` per failure code with

@@ -38,28 +38,11 @@ export function startIngestOps(options: IngestOpsOptions): { stop(): Promise<voi
   });
   redis.on('ready', () => (lastRedisError = ''));
   const failures = new OpsFailureLog(options.log, options.countFailure);
-  /** Set when collecting threw: the stand-in snapshot the publisher still hands the sink is not written. */
-  let skip = false;
   const publisher = new OpsSnapshotPublisher({
-    collect: (seq) => {
-      skip = false;
-      try {
-        return collectIngestSnapshot(options.source, seq);
-      } catch (error) {
-        // Thrown out of the publisher's loop this would be an unhandled rejection (a fault, exit
-        // 70). This snapshot is skipped instead (readers see a gap in seq) and the cause logged.
-        failures.failed({ code: 'collect_failed', retryable: true, message: errorMessage(error) });
-        skip = true;
-        const { pod, startedAt } = options.source;
-        const now = () => options.source.now();
-        return collectIngestSnapshot({ pod, startedAt, now, leasesHeld: () => 0, chains: () => [], venues: () => [] }, seq);
-      }
-    },
+    // A collection that throws is skipped by the publisher (readers see a gap in seq) and
+    // reported as collect_failed, counted and logged below.
+    collect: (seq) => collectIngestSnapshot(options.source, seq),
     sink: async (json) => {
-      if (skip) {
-        skip = false;
-        return;
-      }
       await redis.xadd(options.stream, 'MAXLEN', '~', String(OPS_STREAM_MAXLEN), '*', 'data', json);
     },
     onFailure: (failure) => failures.failed(failure),

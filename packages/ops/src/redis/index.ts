@@ -1,0 +1,2 @@
+export { startRedisOpsPublisher } from './startRedisOpsPublisher.js';
+export type { RedisOpsPublisher, RedisOpsPublisherOptions } from './startRedisOpsPublisher.js';
