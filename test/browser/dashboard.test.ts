@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -11,8 +10,8 @@ import { generateSigningKey } from '@streamgate/server';
 import { freePort, repoRoot, spawnAuth, spawnRelay, startChromium, startFaultProxy, startRedis, waitFor } from '@streamgate/testkit';
 import type { AppProcess, ChromiumBrowser, FaultProxy, RedisServer, RelayProcess } from '@streamgate/testkit';
 import { authSnapshot, ingestSnapshot, OpsSnapshotWriter, relaySnapshot } from '../support/opsSnapshots.js';
-import { cardOf, readDashboard } from '../support/readDashboard.js';
-import type { DashboardCard, DashboardView } from '../support/readDashboard.js';
+import { cardOf, readDashboard, requireCard as card, saveDashboardScreenshot, untilDashboard } from '../support/readDashboard.js';
+import type { DashboardView } from '../support/readDashboard.js';
 
 // The operations dashboard (apps/dashboard), built and served by serveDashboard, in real headless
 // Chromium: its token from the real auth service's ops.token with the operator credential, the
@@ -108,39 +107,22 @@ function relayBState(at: number): OpsSnapshot {
 }
 
 /** Waits until the page shows what `check` wants; at the deadline fails with what it showed. */
-async function untilPage(page: Page, what: string, timeoutMs: number, check: (view: DashboardView) => boolean): Promise<DashboardView> {
-  let last: DashboardView | undefined;
-  try {
-    return await waitFor(
-      async () => {
-        last = await readDashboard(page);
-        return check(last) && last;
-      },
-      { timeoutMs, intervalMs: 50, message: what },
-    );
-  } catch (error) {
-    throw new Error(
-      `${error instanceof Error ? error.message : String(error)}\nthe page showed: ${JSON.stringify(last, null, 1)}\n` +
+function untilPage(page: Page, what: string, timeoutMs: number, check: (view: DashboardView) => boolean): Promise<DashboardView> {
+  return untilDashboard(
+    page,
+    {
+      what,
+      timeoutMs,
+      intervalMs: 50,
+      context: () =>
         `page errors: ${JSON.stringify(pageErrors)}\nconsole errors: ${JSON.stringify(consoleErrors)}\n` +
         `writer failures: ${JSON.stringify(writer?.failures)}\n${relay?.service.output() ?? ''}\n${auth?.service.output() ?? ''}`,
-      { cause: error },
-    );
-  }
+    },
+    check,
+  );
 }
 
-function card(view: DashboardView, pod: string): DashboardCard {
-  const found = cardOf(view, pod);
-  if (found === undefined) throw new Error(`no card for ${pod}`);
-  return found;
-}
-
-async function screenshot(page: Page, name: string): Promise<string> {
-  await mkdir(artifactsDir, { recursive: true });
-  const path = join(artifactsDir, name);
-  await page.screenshot({ path, fullPage: true, timeout: 10_000 });
-  console.log(`dashboard screenshot: ${path}`);
-  return path;
-}
+const screenshot = (page: Page, name: string): Promise<string> => saveDashboardScreenshot(page, artifactsDir, name);
 
 function pageOf(): Page {
   if (browser === undefined || dashboard === undefined || writer === undefined) throw new Error('beforeAll did not finish');

@@ -1,4 +1,4 @@
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -9,8 +9,8 @@ import type { DashboardServer } from '@streamgate/dashboard/server';
 import { freePort, repoRoot, startChromium, waitFor } from '@streamgate/testkit';
 import type { ChromiumBrowser } from '@streamgate/testkit';
 import { binomialTolerance } from '../support/binomialTolerance.js';
-import { cardOf, readDashboard } from '../support/readDashboard.js';
-import type { DashboardCard, DashboardView } from '../support/readDashboard.js';
+import { cardOf, readDashboard, requireCard as card, saveDashboardScreenshot, untilDashboard } from '../support/readDashboard.js';
+import type { DashboardView } from '../support/readDashboard.js';
 import { FULL_FLEET_VENUE, startFullFleet } from '../support/startFullFleet.js';
 import type { FullFleet } from '../support/startFullFleet.js';
 
@@ -56,40 +56,22 @@ function ready(): { page: Page; fleet: FullFleet; dashboard: DashboardServer } {
 }
 
 /** Waits until the page shows what `check` wants; at the deadline fails with what it showed. */
-async function untilPage(page: Page, what: string, timeoutMs: number, check: (view: DashboardView) => boolean): Promise<DashboardView> {
-  let last: DashboardView | undefined;
-  try {
-    return await waitFor(
-      async () => {
-        last = await readDashboard(page);
-        return check(last) && last;
-      },
-      { timeoutMs, intervalMs: 100, message: what },
-    );
-  } catch (error) {
-    throw new Error(
-      `${error instanceof Error ? error.message : String(error)}\nthe page showed: ${JSON.stringify(last, null, 1)}\n` +
-        `page errors: ${JSON.stringify(pageErrors)}\nfleet log:\n${fleetLog.slice(-40).join('\n')}`,
-      { cause: error },
-    );
-  }
-}
-
-function card(view: DashboardView, pod: string): DashboardCard {
-  const found = cardOf(view, pod);
-  if (found === undefined) throw new Error(`the page shows no card for ${pod}: ${view.cards.map((c) => c.pod).join(', ')}`);
-  return found;
+function untilPage(page: Page, what: string, timeoutMs: number, check: (view: DashboardView) => boolean): Promise<DashboardView> {
+  return untilDashboard(
+    page,
+    {
+      what,
+      timeoutMs,
+      intervalMs: 100,
+      context: () => `page errors: ${JSON.stringify(pageErrors)}\nfleet log:\n${fleetLog.slice(-40).join('\n')}`,
+    },
+    check,
+  );
 }
 
 const figure = (view: DashboardView, pod: string, field: string) => Number(cardOf(view, pod)?.fields[field]);
 
-async function screenshot(page: Page, name: string): Promise<string> {
-  await mkdir(ARTIFACTS, { recursive: true });
-  const path = join(ARTIFACTS, name);
-  await page.screenshot({ path, fullPage: true, timeout: 10_000 });
-  console.log(`dashboard screenshot: ${path}`);
-  return path;
-}
+const screenshot = (page: Page, name: string): Promise<string> => saveDashboardScreenshot(page, ARTIFACTS, name);
 
 /** What the fleet's viewers hold, plus the page's own connection and its one subscription (the ops stream). */
 const TOTAL_CONNECTIONS = VIEWERS + 1;

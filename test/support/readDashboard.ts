@@ -1,4 +1,7 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { waitFor } from '@streamgate/testkit';
 
 export interface DashboardChainRow {
   stream: string;
@@ -116,4 +119,46 @@ export function readDashboard(page: Page): Promise<DashboardView> {
 
 export function cardOf(view: DashboardView, pod: string): DashboardCard | undefined {
   return view.cards.find((c) => c.pod === pod);
+}
+
+/** The card of `pod`, or a failure naming the pods the page does show. */
+export function requireCard(view: DashboardView, pod: string): DashboardCard {
+  const found = cardOf(view, pod);
+  if (found === undefined) throw new Error(`the page shows no card for ${pod}: ${view.cards.map((c) => c.pod).join(', ')}`);
+  return found;
+}
+
+/**
+ * Waits until the page shows what `check` wants. At the deadline it fails with what the page
+ * showed last and with `context()` (page errors, process output: whatever explains it).
+ */
+export async function untilDashboard(
+  page: Page,
+  options: { what: string; timeoutMs: number; intervalMs: number; context: () => string },
+  check: (view: DashboardView) => boolean,
+): Promise<DashboardView> {
+  let last: DashboardView | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        last = await readDashboard(page);
+        return check(last) && last;
+      },
+      { timeoutMs: options.timeoutMs, intervalMs: options.intervalMs, message: options.what },
+    );
+  } catch (error) {
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\nthe page showed: ${JSON.stringify(last, null, 1)}\n${options.context()}`,
+      { cause: error },
+    );
+  }
+}
+
+/** A full-page screenshot into `dir` (created if missing); returns its path. */
+export async function saveDashboardScreenshot(page: Page, dir: string, name: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, name);
+  await page.screenshot({ path, fullPage: true, timeout: 10_000 });
+  console.log(`dashboard screenshot: ${path}`);
+  return path;
 }
