@@ -34,7 +34,7 @@ function say(line) {
 }
 
 const root = join(import.meta.dirname, '..');
-const PACKAGES = ['protocol', 'client', 'react', 'server'];
+const PACKAGES = ['protocol', 'redis', 'client', 'react', 'server'];
 const BUNDLE_LIMIT_BYTES = 20 * 1024;
 // Names and literals of the ingest event schemas: none belongs in a browser bundle. The literals
 // survive minification, the names only an unminified build, so both builds are scanned.

@@ -4,7 +4,8 @@ import { defineStream } from '@streamgate/protocol';
 import { startRedis, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import { createPublisher } from './createPublisher.js';
-import { hashSlotPart, idempotencyRecordKey } from './idempotencyRecordKey.js';
+import { hashSlotPart } from '@streamgate/redis';
+import { idempotencyRecordKey } from './idempotencyRecordKey.js';
 
 // Names a stream may have (letters, digits, _ . : { } - /), with every brace placement that
 // changes what Redis Cluster hashes.
