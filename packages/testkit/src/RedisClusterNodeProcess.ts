@@ -111,6 +111,9 @@ export class RedisClusterNodeProcess implements RedisClusterNode {
       // A replica whose link went quiet for a while still fails over: tests kill primaries at any
       // moment and want a promotion, not a cluster that stays down.
       ...['--cluster-replica-validity-factor', '0'],
+      // A primary otherwise waits 5 s for more replicas before a diskless full sync: that delay
+      // would dominate cluster start and every rejoin.
+      ...['--repl-diskless-sync-delay', '0'],
       ...(settings.launch.args ?? []),
     ];
     return { ...settings.launch, args };

@@ -196,11 +196,13 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
 
   try {
     const total = primaryCount * (1 + replicas);
-    started.push(
-      ...(await Promise.all(
-        Array.from({ length: total }, (_, index) => RedisClusterNodeProcess.start(join(root, `node-${index}`), settings, taken)),
-      )),
+    const launches = await Promise.allSettled(
+      Array.from({ length: total }, (_, index) => RedisClusterNodeProcess.start(join(root, `node-${index}`), settings, taken)),
     );
+    // Every node that did start joins `started`, so that the stop() below reaches it too.
+    for (const launch of launches) if (launch.status === 'fulfilled') started.push(launch.value);
+    const failure = launches.find((launch) => launch.status === 'rejected');
+    if (failure) throw failure.reason;
     await createCluster(started, replicas, remaining(), options.echo);
     await waitHealthy(remaining());
     const owners = await slotOwners();
@@ -210,7 +212,11 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
     throw error;
   }
 
-  const seedPort = started.find((node) => node.role === 'primary')?.port ?? 0;
+  const seedPort = started.find((node) => node.role === 'primary')?.port;
+  if (seedPort === undefined) {
+    await stop();
+    throw new Error('redis cluster: healthy, yet no node serves a slot');
+  }
   const cluster: RedisCluster = {
     nodes: started,
     seedPort,
