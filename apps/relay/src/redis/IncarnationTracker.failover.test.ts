@@ -155,9 +155,13 @@ describe('IncarnationTracker after a failover', () => {
     h.cursors.set('a', '9-0');
     h.cursors.set('kept', '8-0');
     expect(h.recreated).toEqual([]);
-    // A second call (the topology change seen later) keeps the witness taken at the loss.
+    // A second call (the topology change seen later) keeps the witness taken at the loss, and
+    // within the interval sends nothing out of turn: the next periodic check takes the witnesses first.
+    const checks = h.checked.length;
     h.tracker.suspectLoss();
     await settle();
+    expect(h.checked).toHaveLength(checks);
+    await h.tracker.checkNext();
     expect(h.recreated).toEqual(['a']);
     // Once looked at, a witness is gone: later checks ask about the position again.
     const asked: string[] = [];

@@ -87,6 +87,8 @@ export class IncarnationTracker {
   /** Keys a hint (a keyspace event) asked to look at out of turn, and whether a look is out. */
   private readonly soon = new Set<StreamName>();
   private soonRunning = false;
+  /** When suspectLoss last sent its keys to be looked at out of turn. */
+  private suspectedAt = -Infinity;
 
   constructor(private readonly options: IncarnationTrackerOptions) {
     this.stopped = new Promise((resolve) => (this.wakeStop = resolve));
@@ -159,18 +161,23 @@ export class IncarnationTracker {
    * a cluster slot's primary was replaced by failover, a replica was promoted by hand. What
    * asynchronous replication had not copied is gone, and those are the entries just before each
    * read position now. Each key's position is kept as its witness (unless one is pending: the
-   * first one taken after the change is the last read from the old server), looked at now and,
-   * while the server cannot answer, first in every periodic check until one does. Call it as
-   * soon as the change is seen, before the reader reads from the new server; calling it again
-   * later is harmless.
+   * first one taken after the change is the last read from the old server) and looked at soon;
+   * until a look succeeds the key goes first in every periodic check. Call it as soon as the
+   * loss is seen, before the reader reads from the new server. Calls are cheap to repeat (one
+   * per connection error is fine): the out-of-turn look runs at most once per interval.
    */
   suspectLoss(): void {
+    const witnessed: StreamName[] = [];
     for (const [stream, state] of this.states) {
       const cursor = this.options.cursorOf(stream);
       if (state.witness === null && cursor !== undefined && compareStreamIds(cursor, STREAM_START) > 0) state.witness = cursor;
-      this.soon.add(stream);
+      if (state.witness !== null) witnessed.push(stream);
     }
-    if (this.soon.size > 0 && !this.soonRunning) void this.checkHinted();
+    const now = this.options.clock.now();
+    if (witnessed.length === 0 || now - this.suspectedAt < (this.options.intervalMs ?? 1_000)) return;
+    this.suspectedAt = now;
+    for (const stream of witnessed) this.soon.add(stream);
+    if (!this.soonRunning) void this.checkHinted();
   }
 
   /** One check of the next group of keys. */

@@ -68,10 +68,15 @@ export class RedisStreamSource implements StreamSource {
     // The probe keeps a command outstanding every second, so a connection that stops delivering
     // data for this long is dead (half-open after a partition or a host loss) and is replaced.
     const readers = new LiveReaderFactory({
-      // A connection back after a loss may be to another server (a promoted replica): what the
-      // reader read just before may be gone. Its positions are kept as witnesses before it reads on.
+      // A connection lost, or back after a loss, may mean another server behind the target (a
+      // promoted replica): what the reader read just before may be gone. Its positions are kept as
+      // witnesses before it reads on.
       source: {
         ...options,
+        onError: (operation, error) => {
+          if (operation === 'connection') this.suspectLoss();
+          options.onError(operation, error);
+        },
         onReconnect: (connection) => {
           this.suspectLoss();
           options.onReconnect?.(connection);
