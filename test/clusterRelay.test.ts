@@ -12,7 +12,7 @@ import type { PrivateJwk } from '@streamgate/server';
 import { clusterKeySlot, spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
 import type { RedisCluster, RelayProcess } from '@streamgate/testkit';
 import { mintToken } from './support/mintToken.js';
-import { AUDIENCE, ISSUER } from './support/startFleet.js';
+import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
 
 const STREAMS = 1_000;
 const COPIES = 3;
@@ -161,6 +161,13 @@ describe('relays on a Redis Cluster', () => {
         }
       }
       expect(all().reduce((n, s) => n + s.duplicatesIgnored, 0)).toBe(0);
+      // Not one read, check or channel command refused (a cross-slot command would be CROSSSLOT).
+      for (const relay of [relayA, relayB]) {
+        const metrics = await (await fetch(`${relay.httpUrl}/metrics`)).text();
+        expect(metricValue(metrics, 'streamgate_relay_redis_errors_total'), `${relay.service.name} redis errors`).toBe(0);
+        expect(metricValue(metrics, 'streamgate_relay_read_mode', 'mode="notify"')).toBe(1);
+        expect(metricValue(metrics, 'streamgate_relay_cluster_nodes_without_notify')).toBe(0);
+      }
 
       // Connections: a command, a read and a pub/sub connection per primary and relay (plus, at
       // most, ioredis's short-lived slot-map refresher), whatever the number of streams.
