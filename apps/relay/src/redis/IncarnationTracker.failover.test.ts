@@ -175,4 +175,36 @@ describe('IncarnationTracker after a failover', () => {
     expect(h.recreated).toEqual(['a']);
     h.tracker.close();
   });
+
+  it('ignores a reply that comes back after a newer one for the same key: it describes the key as it was', async () => {
+    const replies: Array<(sighting: KeySighting) => void> = [];
+    const recreated: StreamName[] = [];
+    const tracker = new IncarnationTracker({
+      probe: () => new Promise((resolve) => replies.push((sighting) => resolve([sighting]))),
+      clock: new ManualClock(),
+      cursorOf: () => '5-0',
+      onNewIncarnation: (s) => recreated.push(s),
+      onError: () => undefined,
+      onCheck: () => undefined,
+    });
+    tracker.track('a');
+    // Two looks in flight (a periodic one, and one out of turn), answered newest first.
+    const older = tracker.checkNext();
+    tracker.checkSoon('a');
+    await settle();
+    const mark = (lastGeneratedId: StreamId, entriesAdded: number): KeySighting => ({
+      exists: true,
+      lastGeneratedId,
+      entriesAdded,
+      cursorStored: true,
+      firstEntryId: '1-0',
+      maxDeletedEntryId: '0-0',
+    });
+    replies[1]?.(mark('9-0', 9));
+    await settle();
+    replies[0]?.(mark('6-0', 6));
+    await older;
+    expect(recreated).toEqual([]);
+    tracker.close();
+  });
 });

@@ -37,6 +37,8 @@ export interface CheckSnapshot {
   readonly epoch: number;
   /** The read entry whose presence the check asks about: the key's witness, else the cursor. */
   readonly probe: StreamId;
+  /** Order of sending: replies to checks of one key may come back out of order (a cluster node slow to answer). */
+  readonly seq: number;
 }
 
 export interface IncarnationTrackerOptions {
@@ -67,6 +69,8 @@ interface KeyState {
    * and the entries lost are the ones just before its position at the change.
    */
   witness: StreamId | null;
+  /** The `seq` of the latest sighting taken into account: an older one describes the key as it was before. */
+  seen: number;
 }
 
 /**
@@ -87,6 +91,8 @@ export class IncarnationTracker {
   /** Keys a hint (a keyspace event) asked to look at out of turn, and whether a look is out. */
   private readonly soon = new Set<StreamName>();
   private soonRunning = false;
+  /** Snapshots taken so far: their order of sending. */
+  private sent = 0;
   /** When suspectLoss last sent its keys to be looked at out of turn. */
   private suspectedAt = -Infinity;
 
@@ -104,6 +110,7 @@ export class IncarnationTracker {
       entriesAdded: null,
       epoch: 0,
       witness: null,
+      seen: 0,
     });
   }
 
@@ -116,13 +123,14 @@ export class IncarnationTracker {
     const state = this.states.get(stream);
     const cursor = this.options.cursorOf(stream);
     if (state === undefined || cursor === undefined) return undefined;
-    return { cursor, epoch: state.epoch, probe: state.witness ?? cursor };
+    return { cursor, epoch: state.epoch, probe: state.witness ?? cursor, seq: ++this.sent };
   }
 
   /** What a read of the key found, against the reader's position when it was sent. */
   observe(stream: StreamName, snapshot: CheckSnapshot, sighting: KeySighting): void {
     const state = this.states.get(stream);
-    if (state === undefined || state.epoch !== snapshot.epoch) return;
+    if (state === undefined || state.epoch !== snapshot.epoch || snapshot.seq < state.seen) return;
+    state.seen = snapshot.seq;
     if (!sighting.exists) {
       if (state.existed) state.vanished = true;
       return;
