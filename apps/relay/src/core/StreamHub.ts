@@ -121,12 +121,13 @@ export class StreamHub {
     onEnded: (error: RelayError) => void,
   ): HubSubscriber {
     const sub = new HubSubscriber(conn, sid, stream, from ?? STREAM_START, exp, onEnded);
-    const refusal = this.refusal();
-    if (refusal !== null) {
-      // Refused before any read: a subscribe to a target that is down is answered at once,
-      // never left waiting on a command queued behind the reconnect.
+    if (this.unavailable !== null) {
+      // Refused before any read: a subscribe to a target held down is answered at once, never
+      // left waiting on a command queued behind the reconnect. A target merely not answering
+      // for a moment is still asked (a busy pod's late PING reply must not refuse clients):
+      // the read fails by itself, within the command timeout, if Redis is gone.
       sub.markGone();
-      sub.settle({ ok: false, error: refusal });
+      sub.settle({ ok: false, error: this.unavailable });
       return sub;
     }
     const channel = this.channelFor(stream);
@@ -194,14 +195,6 @@ export class StreamHub {
     sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
     channel.place(sub);
     return { ok: true };
-  }
-
-  /** Why a subscribe is refused before any read: the target is held unavailable, or not answering now. */
-  private refusal(): RelayError | null {
-    if (this.unavailable !== null) return this.unavailable;
-    if (!this.options.source.healthy)
-      return relayError('stream_unavailable', "the stream's Redis is not reachable now; subscribe again later");
-    return null;
   }
 
   private abandon(channel: StreamChannel, sub: HubSubscriber, message: string): StartResult {
