@@ -58,7 +58,7 @@ describe('streams placed over several standalone instances', () => {
   let four: string[];
   let five: string[];
   let signingKey: PrivateJwk;
-  const stops: Array<() => Promise<void>> = [];
+  const stops: Array<() => Promise<unknown>> = [];
 
   beforeAll(async () => {
     instances = await startRedisInstances(5);
