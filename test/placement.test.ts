@@ -94,10 +94,11 @@ describe('streams placed over several standalone instances', () => {
     const minted = NAMES.slice(0, THROUGH_AUTH).map((name) => `demo:${name}`);
     const demandOf = async (url: string): Promise<Set<string>> => {
       const server = instances.servers.find((s) => s.url === url);
-      const client = server?.client();
-      const members = new Set(await client?.zrange(INGEST_DEMAND_KEY, 0, -1));
-      await client?.quit();
-      return members;
+      if (server === undefined) throw new Error(`no instance ${url}`);
+      const client = server.client();
+      const members: string[] = await client.zrange(INGEST_DEMAND_KEY, '0', '-1');
+      await client.quit();
+      return new Set(members);
     };
     await waitFor(async () => (await Promise.all(four.map(demandOf))).reduce((n, set) => n + set.size, 0) === THROUGH_AUTH, {
       timeoutMs: 10_000,
