@@ -66,11 +66,7 @@ describe('parseIngestConfig', () => {
     ],
     [
       { INGEST_REDIS_URL: undefined, INGEST_REDIS_TARGETS: 'redis://a:6379/0,redis://u:secret@b:6379/0' },
-      /"redis:\/\/<credentials>@b:6379\/0" is not a redis:\/\/ or rediss:\/\/ URL without credentials; .*INGEST_REDIS_PASSWORD/,
-    ],
-    [
-      { INGEST_REDIS_URL: undefined, INGEST_REDIS_TARGETS: 'redis-cluster://c:7000' },
-      /"redis-cluster:\/\/c:7000" is a Redis Cluster, which is one target: set INGEST_REDIS_URL to it/,
+      /"redis:\/\/<credentials>@b:6379\/0" is not a redis:\/\/, rediss:\/\/, redis-cluster:\/\/ or rediss-cluster:\/\/ URL without credentials; .*INGEST_REDIS_PASSWORD/,
     ],
     [
       { INGEST_REDIS_URL: 'redis-cluster://c:7000/3' },
@@ -163,6 +159,11 @@ describe('parseIngestConfig', () => {
   it('places streams on the instances of INGEST_REDIS_TARGETS, each normalized like auth and the publisher list it', () => {
     const parsed = config({ INGEST_REDIS_URL: '', INGEST_REDIS_TARGETS: 'redis://A:6379, redis://b:6380/0', INGEST_REDIS_USERNAME: 'ing' });
     expect(parsed.redis).toEqual({ targets: ['redis://a:6379/0', 'redis://b:6380/0'], username: 'ing', password: undefined });
+    // A list entry may be a cluster, which then holds its share of the streams (docs/protocol.md §16).
+    expect(config({ INGEST_REDIS_URL: '', INGEST_REDIS_TARGETS: 'redis://r0:6379/0,redis-cluster://C:7000/0' }).redis.targets).toEqual([
+      'redis://r0:6379/0',
+      'redis-cluster://c:7000',
+    ]);
   });
 
   it('never shows INGEST_REDIS_PASSWORD, nor the credentials of a URL', () => {

@@ -25,16 +25,14 @@ export function ingestRedisUrlCheck(raw: string): string | null {
     : null;
 }
 
-/** One item of INGEST_REDIS_TARGETS: a standalone instance, written without credentials, as auth and the publisher list it. */
+/**
+ * One item of INGEST_REDIS_TARGETS, written as auth and the publisher list it (docs/protocol.md
+ * §16): an instance or a cluster seed, without credentials.
+ */
 export function redisTargetItemCheck(item: string): string | null {
-  const address = parseRedisTarget(item);
-  if (address === null) {
-    return `"${item.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis:// or rediss:// URL without credentials; list redis://host:port/db instances (credentials go in INGEST_REDIS_USERNAME / INGEST_REDIS_PASSWORD)`;
-  }
-  if (address.kind === 'cluster') {
-    return `"${item}" is a Redis Cluster, which is one target: set INGEST_REDIS_URL to it instead of listing it`;
-  }
-  return null;
+  return parseRedisTarget(item) === null
+    ? `"${item.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL without credentials; list the targets auth and the publisher list, e.g. redis://r0:6379/0,redis://r1:6379/0 (credentials go in INGEST_REDIS_USERNAME / INGEST_REDIS_PASSWORD)`
+    : null;
 }
 
 /**
