@@ -67,10 +67,11 @@ describe.each([
 
   beforeAll(async () => {
     target = await open();
-    for (let i = 0; freeze === ''; i++) {
+    for (let i = 0; freeze === '' && i < 100; i++) {
       const candidate = `{f${i}}:evm:anvil:freeze`;
       if (name === 'one Redis' || (await target.nodeOf(candidate)) !== (await target.nodeOf(kill))) freeze = candidate;
     }
+    if (freeze === '') throw new Error(`no stream name found off the node of ${kill}`);
   });
 
   afterAll(async () => {
