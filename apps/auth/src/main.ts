@@ -1,5 +1,4 @@
 import { initTRPC } from '@trpc/server';
-import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
@@ -62,7 +61,7 @@ async function startAuth(
           client.on('error', (error: Error) => logger.warn({ err: error, target }, 'demand redis error'));
           // RedisDemandRegistry is typed for Redis until packages/demand takes RedisClient; a
           // Cluster has the same defineCommand and script API, and the demand set is one key (one slot).
-          const registry = new RedisDemandRegistry(client as Redis);
+          const registry = new RedisDemandRegistry(client);
           return { heartbeat: (streams, ttlMs) => registry.heartbeat(streams, ttlMs), close: () => client.disconnect() };
         });
   const observer =
