@@ -59,8 +59,6 @@ async function startAuth(
       : new DemandTargets(config.redisTargets, (target) => {
           const client = openRedis(target, { connectionName: 'streamgate-auth-demand', node: { maxRetriesPerRequest: 1 } });
           client.on('error', (error: Error) => logger.warn({ err: error, target }, 'demand redis error'));
-          // RedisDemandRegistry is typed for Redis until packages/demand takes RedisClient; a
-          // Cluster has the same defineCommand and script API, and the demand set is one key (one slot).
           const registry = new RedisDemandRegistry(client);
           return { heartbeat: (streams, ttlMs) => registry.heartbeat(streams, ttlMs), close: () => client.disconnect() };
         });
