@@ -10,7 +10,8 @@ import { compareStreamIds } from '@streamgate/protocol';
 import { generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
 import { clusterKeySlot, spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
-import type { RedisCluster, RelayProcess } from '@streamgate/testkit';
+import type { RedisCluster, RedisClusterNode, RelayProcess } from '@streamgate/testkit';
+import type { Redis } from 'ioredis';
 import { mintToken } from './support/mintToken.js';
 import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
 
@@ -54,6 +55,16 @@ async function startRelay(name: string): Promise<RelayProcess> {
     message: `${name} never became ready`,
   });
   return relay;
+}
+
+/** One question to one node on a connection of its own, closed after (a node may be killed later). */
+async function ask<T>(node: RedisClusterNode, question: (client: Redis) => Promise<T>): Promise<T> {
+  const client = node.client();
+  try {
+    return await question(client);
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** Waits until `count()` reaches `total`; a failure says how far it got. */
@@ -130,6 +141,25 @@ describe('relays on a Redis Cluster', () => {
       const all = (): Array<Subscription<{ seq: number }>> => subs.flat();
       await waitCount(() => all().filter((s) => s.state === 'live').length, STREAMS * COPIES, 'subscriptions live', 30_000);
 
+      // A subscription is live before the relay's SUBSCRIBE is confirmed (an entry written in
+      // between is read once it is). Wait for the channels, so that from here on only keyspace
+      // events on the right node can wake the reads.
+      const byNode = primaries.map((node) => ({ node, streams: names.filter((n) => ownerOf.get(n) === node.port) }));
+      const heldByBoth = async (): Promise<number> => {
+        let held = 0;
+        for (const { node, streams } of byNode) {
+          const reply = (await ask(node, (c) => c.call('PUBSUB', 'NUMSUB', ...streams.map((n) => `__keyspace@0__:${n}`)))) as unknown[];
+          held += reply.filter((count, k) => k % 2 === 1 && count === 2).length;
+        }
+        return held;
+      };
+      let held = 0;
+      await waitFor(async () => (held = await heldByBoth()) === STREAMS, {
+        timeoutMs: 10_000,
+        message: 'every stream’s channel held by both relays on the primary serving it',
+      }).catch((error: unknown) => {
+        throw new Error(`channels held by both relays on the owning primary: ${held}/${STREAMS}`, { cause: error });
+      });
       await publishRound(0);
       await publishRound(1);
       const holding = (rounds: number) => () => seen.flat().filter((s) => s.seqs.length >= rounds).length;
@@ -178,14 +208,14 @@ describe('relays on a Redis Cluster', () => {
       // Connections: a command, a read and a pub/sub connection per primary and relay (plus, at
       // most, ioredis's short-lived slot-map refresher), whatever the number of streams.
       for (const node of primaries) {
-        const list = String(await node.client().call('CLIENT', 'LIST'));
+        const list = String(await ask(node, (c) => c.call('CLIENT', 'LIST')));
         for (const relay of ['relay-a', 'relay-b']) {
           const connections = list.split('\n').filter((line) => line.includes(`name=streamgate-relay:${relay}:`));
           expect(connections.length, `${relay} on primary ${node.port}`).toBeGreaterThanOrEqual(3);
           expect(connections.length, `${relay} on primary ${node.port}: ${connections.join('\n')}`).toBeLessThanOrEqual(4);
         }
         // Each relay holds each stream's channel on the primary that serves it, and only there.
-        const channels = Number(/pubsub_channels:(\d+)/.exec(String(await node.client().info('stats')))?.[1] ?? NaN);
+        const channels = Number(/pubsub_channels:(\d+)/.exec(String(await ask(node, (c) => c.info('stats'))))?.[1] ?? NaN);
         expect(channels, `channels on primary ${node.port}`).toBe([...ownerOf.values()].filter((p) => p === node.port).length);
       }
     } finally {
@@ -232,14 +262,29 @@ describe('relays on a Redis Cluster', () => {
       await cluster.waitHealthy(20_000);
       const promoted = await cluster.primaryOf(onVictim[0] ?? '');
       expect(promoted.port).not.toBe(victim.port);
+      // Written while the relay may still hold the channels on the dead node: read once they are
+      // subscribed on the promoted one (the sweep is off, nothing else reads them).
       for (const n of names) await writer.xadd(n, '*', 'data', JSON.stringify({ seq: 1 }));
-      // The sweep is off: these arrive only once the relay holds their channels on the promoted primary.
-      await waitCount(() => seen.filter((s) => s.seqs.length === 2).length, names.length, 'entries after the failover delivered', 15_000);
-      for (const s of seen) expect(s.seqs).toEqual([0, 1]);
+      await waitCount(
+        () => seen.filter((s) => s.seqs.length === 2).length,
+        names.length,
+        'entries written across the failover delivered',
+        15_000,
+      );
+      // relay-a holds each of the victim's streams' channels on the promoted primary (once)...
+      const victimChannels = onVictim.map((n) => `__keyspace@0__:${n}`);
+      await waitFor(
+        async () => {
+          const numsub = (await ask(promoted, (c) => c.call('PUBSUB', 'NUMSUB', ...victimChannels))) as unknown[];
+          return numsub.filter((count, k) => k % 2 === 1 && count === 1).length === onVictim.length;
+        },
+        { timeoutMs: 5_000, message: 'relay-a holds the victim’s channels on the promoted primary' },
+      );
+      // ...and its keyspace events wake the reads.
+      for (const n of names) await writer.xadd(n, '*', 'data', JSON.stringify({ seq: 2 }));
+      await waitCount(() => seen.filter((s) => s.seqs.length === 3).length, names.length, 'entries after the failover delivered', 10_000);
+      for (const s of seen) expect(s.seqs).toEqual([0, 1, 2]);
       expect(subs.every((s) => s.state === 'live')).toBe(true);
-      // relay-a holds each of the victim's streams' channels on the promoted primary (once).
-      const numsub = (await promoted.client().call('PUBSUB', 'NUMSUB', ...onVictim.map((n) => `__keyspace@0__:${n}`))) as unknown[];
-      expect(numsub.filter((_, k) => k % 2 === 1)).toEqual(onVictim.map(() => 1));
     } finally {
       client.close();
       writer.disconnect();
