@@ -258,6 +258,15 @@ describe('relays on a Redis Cluster', () => {
 
       // Closed first: a client of a killed node only retries and complains.
       direct.disconnect();
+      // One primary failing over must not take the relay out of its load balancer.
+      const readiness: number[] = [];
+      let watching = true;
+      const watchReady = (async () => {
+        while (watching) {
+          readiness.push((await fetch(`${relayA.httpUrl}/readyz`)).status);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
       await victim.kill();
       await cluster.waitHealthy(20_000);
       const promoted = await cluster.primaryOf(onVictim[0] ?? '');
@@ -284,6 +293,12 @@ describe('relays on a Redis Cluster', () => {
       for (const n of names) await writer.xadd(n, '*', 'data', JSON.stringify({ seq: 2 }));
       await waitCount(() => seen.filter((s) => s.seqs.length === 3).length, names.length, 'entries after the failover delivered', 10_000);
       for (const s of seen) expect(s.seqs).toEqual([0, 1, 2]);
+      watching = false;
+      await watchReady;
+      expect(
+        readiness.filter((status) => status !== 200),
+        `readyz during the failover: ${readiness.join(' ')}`,
+      ).toEqual([]);
       expect(subs.every((s) => s.state === 'live')).toBe(true);
     } finally {
       client.close();

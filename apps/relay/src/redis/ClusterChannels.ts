@@ -40,11 +40,15 @@ export class ClusterChannels implements KeyspaceChannels {
     this.refresh();
   }
 
-  /** Every primary of the slot map has a connection that can take SUBSCRIBE. */
+  /**
+   * The slot map is known and some primary's connection can take SUBSCRIBE. One primary's
+   * connection down (a failover under way) does not make the target unready: the other primaries'
+   * streams keep being served, that node's keys are subscribed again and read once it (or its
+   * promoted replica) answers, and the sweep reads them meanwhile.
+   */
   get ready(): boolean {
-    if (this.nodes.size === 0) return false;
-    for (const node of this.nodes.values()) if (!node.subscriber.subscriberReady) return false;
-    return true;
+    for (const node of this.nodes.values()) if (node.subscriber.subscriberReady) return true;
+    return false;
   }
 
   get channelCount(): number {
