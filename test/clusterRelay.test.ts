@@ -47,6 +47,7 @@ async function startRelay(name: string): Promise<RelayProcess> {
       // No sweep within the test: every entry must arrive through its node's keyspace channel,
       // so a channel subscribed on the wrong node (or not at all) shows as a missing delivery.
       RELAY_NOTIFY_SWEEP_MS: '600000',
+      RELAY_READ_MODE_CHECK_MS: '300',
     },
   });
   relays.push(relay);
@@ -223,6 +224,25 @@ describe('relays on a Redis Cluster', () => {
       writer.disconnect();
     }
   }, 60_000);
+
+  it('counts the primaries whose notify-keyspace-events lacks K and t, and stays notification-driven', async () => {
+    const relayB = relays.find((r) => r.service.name === 'relay-b');
+    if (relayB === undefined) throw new Error('relay-b not started');
+    const gauge = async (): Promise<number> =>
+      metricValue(await (await fetch(`${relayB.httpUrl}/metrics`)).text(), 'streamgate_relay_cluster_nodes_without_notify');
+    const [first] = await cluster.primaries();
+    if (first === undefined) throw new Error('no primary');
+    await ask(first, (c) => c.call('CONFIG', 'SET', 'notify-keyspace-events', ''));
+    try {
+      await waitFor(async () => (await gauge()) === 1, { timeoutMs: 10_000, message: 'relay-b counted the primary without notifications' });
+      const metrics = await (await fetch(`${relayB.httpUrl}/metrics`)).text();
+      expect(metricValue(metrics, 'streamgate_relay_read_mode', 'mode="notify"')).toBe(1);
+      expect(relayB.service.output()).toContain(`"nodes":["127.0.0.1:${first.port}"]`);
+    } finally {
+      await ask(first, (c) => c.call('CONFIG', 'SET', 'notify-keyspace-events', 'Kt'));
+    }
+    await waitFor(async () => (await gauge()) === 0, { timeoutMs: 10_000, message: 'relay-b saw every primary notify again' });
+  });
 
   it('keeps reading by notification the streams of a primary killed and replaced by its replica', async () => {
     const relayA = relays.find((r) => r.service.name === 'relay-a');
