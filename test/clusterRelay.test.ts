@@ -219,6 +219,12 @@ describe('relays on a Redis Cluster', () => {
         const channels = Number(/pubsub_channels:(\d+)/.exec(String(await ask(node, (c) => c.info('stats'))))?.[1] ?? NaN);
         expect(channels, `channels on primary ${node.port}`).toBe([...ownerOf.values()].filter((p) => p === node.port).length);
       }
+      // Replicas are never read from: at most ioredis's short-lived slot-map refresher.
+      for (const node of cluster.nodes.filter((n) => n.role === 'replica' && n.running)) {
+        const list = String(await ask(node, (c) => c.call('CLIENT', 'LIST')));
+        const connections = list.split('\n').filter((line) => line.includes('name=streamgate-relay:'));
+        expect(connections.length, `relay connections on replica ${node.port}: ${connections.join('\n')}`).toBeLessThanOrEqual(2);
+      }
     } finally {
       for (const c of clients) c.close();
       writer.disconnect();
