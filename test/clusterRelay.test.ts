@@ -1,19 +1,16 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RelayClient } from '@streamgate/client';
 import type { Subscription } from '@streamgate/client';
 import type { StreamId } from '@streamgate/protocol';
 import { compareStreamIds } from '@streamgate/protocol';
-import { generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
-import { clusterKeySlot, spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
-import type { RedisCluster, RedisClusterNode, RelayProcess } from '@streamgate/testkit';
-import type { Redis } from 'ioredis';
+import { clusterKeySlot, waitFor } from '@streamgate/testkit';
+import type { RedisCluster, RelayProcess } from '@streamgate/testkit';
+import { askNode as ask, startClusterRelays, waitCount } from './support/clusterRelays.js';
+import type { ClusterRelays } from './support/clusterRelays.js';
 import { mintToken } from './support/mintToken.js';
-import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
+import { metricValue } from './support/startFleet.js';
 
 const STREAMS = 1_000;
 const COPIES = 3;
@@ -26,76 +23,29 @@ interface Seen {
   ids: StreamId[];
 }
 
+let fleet: ClusterRelays | undefined;
 let cluster: RedisCluster;
-let dir: string;
 let signingKey: PrivateJwk;
-const relays: RelayProcess[] = [];
-
-/** A relay on the cluster that trusts the test's key from a JWKS file (no auth service needed). */
-async function startRelay(name: string): Promise<RelayProcess> {
-  const relay = await spawnRelay({
-    name,
-    authUrl: 'http://127.0.0.1:9',
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    redisAllowlist: cluster.url,
-    env: {
-      RELAY_JWKS_URL: '',
-      RELAY_JWKS_FILE: join(dir, 'jwks.json'),
-      RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: '1000',
-      RELAY_DRAIN_WINDOW_MS: '1000',
-      // No sweep within the test: every entry must arrive through its node's keyspace channel,
-      // so a channel subscribed on the wrong node (or not at all) shows as a missing delivery.
-      RELAY_NOTIFY_SWEEP_MS: '600000',
-      RELAY_READ_MODE_CHECK_MS: '300',
-    },
-  });
-  relays.push(relay);
-  await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, {
-    timeoutMs: 20_000,
-    message: `${name} never became ready`,
-  });
-  return relay;
-}
-
-/** One question to one node on a connection of its own, closed after (a node may be killed later). */
-async function ask<T>(node: RedisClusterNode, question: (client: Redis) => Promise<T>): Promise<T> {
-  const client = node.client();
-  try {
-    return await question(client);
-  } finally {
-    client.disconnect();
-  }
-}
-
-/** Waits until `count()` reaches `total`; a failure says how far it got. */
-async function waitCount(count: () => number, total: number, what: string, timeoutMs: number): Promise<void> {
-  try {
-    await waitFor(() => count() === total, { timeoutMs, message: what });
-  } catch (error) {
-    throw new Error(`${what}: ${count()}/${total}`, { cause: error });
-  }
-}
+let relays: readonly RelayProcess[] = [];
 
 beforeAll(async () => {
-  cluster = await startRedisCluster({ args: ['--notify-keyspace-events', 'Kt'] });
-  dir = await mkdtemp(join(tmpdir(), 'cluster-relay-'));
-  signingKey = await generateSigningKey('ES256', 'cluster-key-1');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([signingKey]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
-  await Promise.all([startRelay('relay-a'), startRelay('relay-b')]);
+  fleet = await startClusterRelays(['relay-a', 'relay-b'], {
+    RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: '1000',
+    // No sweep within the test: every entry must arrive through its node's keyspace channel,
+    // so a channel subscribed on the wrong node (or not at all) shows as a missing delivery.
+    RELAY_NOTIFY_SWEEP_MS: '600000',
+    RELAY_READ_MODE_CHECK_MS: '300',
+  });
+  ({ cluster, signingKey, relays } = fleet);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.allSettled(relays.map((r) => r.service.stop()));
-  await cluster?.stop();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await fleet?.stop();
 });
 
 describe('relays on a Redis Cluster', () => {
   it('delivers every entry of 1,000 streams on every primary once, in order, to 3,000 subscriptions over two relays; resumes across relays without a gap; holds a bounded number of connections per primary', async () => {
-    const [relayA, relayB] = relays.sort((a, b) => a.service.name.localeCompare(b.service.name));
+    const [relayA, relayB] = relays;
     if (relayA === undefined || relayB === undefined) throw new Error('relays not started');
     const names = await cluster.keysOnEveryPrimary('cluster-relay:', STREAMS);
     const primaries = await cluster.primaries();
