@@ -1,18 +1,16 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RelayClient } from '@streamgate/client';
 import type { Subscription } from '@streamgate/client';
 import type { StreamId } from '@streamgate/protocol';
 import { compareStreamIds } from '@streamgate/protocol';
-import { generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
-import { clusterKeySlot, spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
+import { clusterKeySlot, waitFor } from '@streamgate/testkit';
 import type { RedisCluster, RelayProcess } from '@streamgate/testkit';
+import { askNode as ask, startClusterRelays, waitCount } from './support/clusterRelays.js';
+import type { ClusterRelays } from './support/clusterRelays.js';
 import { mintToken } from './support/mintToken.js';
-import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
+import { metricValue } from './support/startFleet.js';
 
 const STREAMS = 1_000;
 const COPIES = 3;
@@ -25,65 +23,29 @@ interface Seen {
   ids: StreamId[];
 }
 
+let fleet: ClusterRelays | undefined;
 let cluster: RedisCluster;
-let dir: string;
 let signingKey: PrivateJwk;
-const relays: RelayProcess[] = [];
-
-/** A relay on the cluster that trusts the test's key from a JWKS file (no auth service needed). */
-async function startRelay(name: string): Promise<RelayProcess> {
-  const relay = await spawnRelay({
-    name,
-    authUrl: 'http://127.0.0.1:9',
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    redisAllowlist: cluster.url,
-    env: {
-      RELAY_JWKS_URL: '',
-      RELAY_JWKS_FILE: join(dir, 'jwks.json'),
-      RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: '1000',
-      RELAY_DRAIN_WINDOW_MS: '1000',
-      // No sweep within the test: every entry must arrive through its node's keyspace channel,
-      // so a channel subscribed on the wrong node (or not at all) shows as a missing delivery.
-      RELAY_NOTIFY_SWEEP_MS: '600000',
-    },
-  });
-  relays.push(relay);
-  await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, {
-    timeoutMs: 20_000,
-    message: `${name} never became ready`,
-  });
-  return relay;
-}
-
-/** Waits until `count()` reaches `total`; a failure says how far it got. */
-async function waitCount(count: () => number, total: number, what: string, timeoutMs: number): Promise<void> {
-  try {
-    await waitFor(() => count() === total, { timeoutMs, message: what });
-  } catch (error) {
-    throw new Error(`${what}: ${count()}/${total}`, { cause: error });
-  }
-}
+let relays: readonly RelayProcess[] = [];
 
 beforeAll(async () => {
-  cluster = await startRedisCluster({ args: ['--notify-keyspace-events', 'Kt'] });
-  dir = await mkdtemp(join(tmpdir(), 'cluster-relay-'));
-  signingKey = await generateSigningKey('ES256', 'cluster-key-1');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([signingKey]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
-  await Promise.all([startRelay('relay-a'), startRelay('relay-b')]);
+  fleet = await startClusterRelays(['relay-a', 'relay-b'], {
+    RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: '1000',
+    // No sweep within the test: every entry must arrive through its node's keyspace channel,
+    // so a channel subscribed on the wrong node (or not at all) shows as a missing delivery.
+    RELAY_NOTIFY_SWEEP_MS: '600000',
+    RELAY_READ_MODE_CHECK_MS: '300',
+  });
+  ({ cluster, signingKey, relays } = fleet);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.allSettled(relays.map((r) => r.service.stop()));
-  await cluster?.stop();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await fleet?.stop();
 });
 
 describe('relays on a Redis Cluster', () => {
   it('delivers every entry of 1,000 streams on every primary once, in order, to 3,000 subscriptions over two relays; resumes across relays without a gap; holds a bounded number of connections per primary', async () => {
-    const [relayA, relayB] = relays.sort((a, b) => a.service.name.localeCompare(b.service.name));
+    const [relayA, relayB] = relays;
     if (relayA === undefined || relayB === undefined) throw new Error('relays not started');
     const names = await cluster.keysOnEveryPrimary('cluster-relay:', STREAMS);
     const primaries = await cluster.primaries();
@@ -130,6 +92,25 @@ describe('relays on a Redis Cluster', () => {
       const all = (): Array<Subscription<{ seq: number }>> => subs.flat();
       await waitCount(() => all().filter((s) => s.state === 'live').length, STREAMS * COPIES, 'subscriptions live', 30_000);
 
+      // A subscription is live before the relay's SUBSCRIBE is confirmed (an entry written in
+      // between is read once it is). Wait for the channels, so that from here on only keyspace
+      // events on the right node can wake the reads.
+      const byNode = primaries.map((node) => ({ node, streams: names.filter((n) => ownerOf.get(n) === node.port) }));
+      const heldByBoth = async (): Promise<number> => {
+        let held = 0;
+        for (const { node, streams } of byNode) {
+          const reply = (await ask(node, (c) => c.call('PUBSUB', 'NUMSUB', ...streams.map((n) => `__keyspace@0__:${n}`)))) as unknown[];
+          held += reply.filter((count, k) => k % 2 === 1 && count === 2).length;
+        }
+        return held;
+      };
+      let held = 0;
+      await waitFor(async () => (held = await heldByBoth()) === STREAMS, {
+        timeoutMs: 10_000,
+        message: 'every stream’s channel held by both relays on the primary serving it',
+      }).catch((error: unknown) => {
+        throw new Error(`channels held by both relays on the owning primary: ${held}/${STREAMS}`, { cause: error });
+      });
       await publishRound(0);
       await publishRound(1);
       const holding = (rounds: number) => () => seen.flat().filter((s) => s.seqs.length >= rounds).length;
@@ -178,21 +159,46 @@ describe('relays on a Redis Cluster', () => {
       // Connections: a command, a read and a pub/sub connection per primary and relay (plus, at
       // most, ioredis's short-lived slot-map refresher), whatever the number of streams.
       for (const node of primaries) {
-        const list = String(await node.client().call('CLIENT', 'LIST'));
+        const list = String(await ask(node, (c) => c.call('CLIENT', 'LIST')));
         for (const relay of ['relay-a', 'relay-b']) {
           const connections = list.split('\n').filter((line) => line.includes(`name=streamgate-relay:${relay}:`));
           expect(connections.length, `${relay} on primary ${node.port}`).toBeGreaterThanOrEqual(3);
           expect(connections.length, `${relay} on primary ${node.port}: ${connections.join('\n')}`).toBeLessThanOrEqual(4);
         }
         // Each relay holds each stream's channel on the primary that serves it, and only there.
-        const channels = Number(/pubsub_channels:(\d+)/.exec(String(await node.client().info('stats')))?.[1] ?? NaN);
+        const channels = Number(/pubsub_channels:(\d+)/.exec(String(await ask(node, (c) => c.info('stats'))))?.[1] ?? NaN);
         expect(channels, `channels on primary ${node.port}`).toBe([...ownerOf.values()].filter((p) => p === node.port).length);
+      }
+      // Replicas are never read from: at most ioredis's short-lived slot-map refresher.
+      for (const node of cluster.nodes.filter((n) => n.role === 'replica' && n.running)) {
+        const list = String(await ask(node, (c) => c.call('CLIENT', 'LIST')));
+        const connections = list.split('\n').filter((line) => line.includes('name=streamgate-relay:'));
+        expect(connections.length, `relay connections on replica ${node.port}: ${connections.join('\n')}`).toBeLessThanOrEqual(2);
       }
     } finally {
       for (const c of clients) c.close();
       writer.disconnect();
     }
   }, 60_000);
+
+  it('counts the primaries whose notify-keyspace-events lacks K and t, and stays notification-driven', async () => {
+    const relayB = relays.find((r) => r.service.name === 'relay-b');
+    if (relayB === undefined) throw new Error('relay-b not started');
+    const gauge = async (): Promise<number> =>
+      metricValue(await (await fetch(`${relayB.httpUrl}/metrics`)).text(), 'streamgate_relay_cluster_nodes_without_notify');
+    const [first] = await cluster.primaries();
+    if (first === undefined) throw new Error('no primary');
+    await ask(first, (c) => c.call('CONFIG', 'SET', 'notify-keyspace-events', ''));
+    try {
+      await waitFor(async () => (await gauge()) === 1, { timeoutMs: 10_000, message: 'relay-b counted the primary without notifications' });
+      const metrics = await (await fetch(`${relayB.httpUrl}/metrics`)).text();
+      expect(metricValue(metrics, 'streamgate_relay_read_mode', 'mode="notify"')).toBe(1);
+      expect(relayB.service.output()).toContain(`"nodes":["127.0.0.1:${first.port}"]`);
+    } finally {
+      await ask(first, (c) => c.call('CONFIG', 'SET', 'notify-keyspace-events', 'Kt'));
+    }
+    await waitFor(async () => (await gauge()) === 0, { timeoutMs: 10_000, message: 'relay-b saw every primary notify again' });
+  });
 
   it('keeps reading by notification the streams of a primary killed and replaced by its replica', async () => {
     const relayA = relays.find((r) => r.service.name === 'relay-a');
@@ -228,18 +234,48 @@ describe('relays on a Redis Cluster', () => {
 
       // Closed first: a client of a killed node only retries and complains.
       direct.disconnect();
+      // One primary failing over must not take the relay out of its load balancer.
+      const readiness: number[] = [];
+      let watching = true;
+      const watchReady = (async () => {
+        while (watching) {
+          readiness.push((await fetch(`${relayA.httpUrl}/readyz`)).status);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
       await victim.kill();
       await cluster.waitHealthy(20_000);
       const promoted = await cluster.primaryOf(onVictim[0] ?? '');
       expect(promoted.port).not.toBe(victim.port);
+      // Written while the relay may still hold the channels on the dead node: read once they are
+      // subscribed on the promoted one (the sweep is off, nothing else reads them).
       for (const n of names) await writer.xadd(n, '*', 'data', JSON.stringify({ seq: 1 }));
-      // The sweep is off: these arrive only once the relay holds their channels on the promoted primary.
-      await waitCount(() => seen.filter((s) => s.seqs.length === 2).length, names.length, 'entries after the failover delivered', 15_000);
-      for (const s of seen) expect(s.seqs).toEqual([0, 1]);
+      await waitCount(
+        () => seen.filter((s) => s.seqs.length === 2).length,
+        names.length,
+        'entries written across the failover delivered',
+        15_000,
+      );
+      // relay-a holds each of the victim's streams' channels on the promoted primary (once)...
+      const victimChannels = onVictim.map((n) => `__keyspace@0__:${n}`);
+      await waitFor(
+        async () => {
+          const numsub = (await ask(promoted, (c) => c.call('PUBSUB', 'NUMSUB', ...victimChannels))) as unknown[];
+          return numsub.filter((count, k) => k % 2 === 1 && count === 1).length === onVictim.length;
+        },
+        { timeoutMs: 5_000, message: 'relay-a holds the victim’s channels on the promoted primary' },
+      );
+      // ...and its keyspace events wake the reads.
+      for (const n of names) await writer.xadd(n, '*', 'data', JSON.stringify({ seq: 2 }));
+      await waitCount(() => seen.filter((s) => s.seqs.length === 3).length, names.length, 'entries after the failover delivered', 10_000);
+      for (const s of seen) expect(s.seqs).toEqual([0, 1, 2]);
+      watching = false;
+      await watchReady;
+      expect(
+        readiness.filter((status) => status !== 200),
+        `readyz during the failover: ${readiness.join(' ')}`,
+      ).toEqual([]);
       expect(subs.every((s) => s.state === 'live')).toBe(true);
-      // relay-a holds each of the victim's streams' channels on the promoted primary (once).
-      const numsub = (await promoted.client().call('PUBSUB', 'NUMSUB', ...onVictim.map((n) => `__keyspace@0__:${n}`))) as unknown[];
-      expect(numsub.filter((_, k) => k % 2 === 1)).toEqual(onVictim.map(() => 1));
     } finally {
       client.close();
       writer.disconnect();

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { RedisDemandRegistry } from '@streamgate/demand';
 import { ingestEventSchema } from '@streamgate/ingest-events';
 import type { IngestEvent } from '@streamgate/ingest-events';
@@ -27,7 +27,7 @@ export const FAST_WORKER_ENV = {
   LOG_LEVEL: 'info',
 };
 
-export async function readEvents(redis: Redis, stream: string): Promise<{ id: string; event: IngestEvent }[]> {
+export async function readEvents(redis: Redis | Cluster, stream: string): Promise<{ id: string; event: IngestEvent }[]> {
   const entries = await redis.xrange(stream, '-', '+');
   return entries.map(([id, fields]) => {
     const data = fields[fields.indexOf('data') + 1] ?? 'null';
@@ -36,7 +36,7 @@ export async function readEvents(redis: Redis, stream: string): Promise<{ id: st
 }
 
 /** Keeps demand for `streams` alive like a relay with subscribers would, until disposed. */
-export function holdDemand(redis: Redis, streams: readonly string[]): AsyncDisposable & { stop(): void } {
+export function holdDemand(redis: Redis | Cluster, streams: readonly string[]): AsyncDisposable & { stop(): void } {
   const registry = new RedisDemandRegistry(redis);
   const beat = () => void registry.heartbeat(streams, 3_000).catch(() => undefined);
   beat();
@@ -66,7 +66,7 @@ export async function canonicalHashes(anvil: AnvilNode, from: number, to: number
  * to `head` appears exactly once, with the node's hash, in order, and nothing else was written.
  */
 export async function assertExactBlocks(
-  redis: Redis,
+  redis: Redis | Cluster,
   anvil: AnvilNode,
   stream: string,
   head: number,

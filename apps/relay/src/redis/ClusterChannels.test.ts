@@ -12,12 +12,14 @@ function setup(options: { batchSize?: number } = {}) {
   pubsub.assign(200, 299, 'c:1');
   const watched = new Set<StreamName>();
   const confirmed: StreamName[] = [];
+  const moved: StreamName[] = [];
   const channels = new ClusterChannels({
     pubsub,
     clock: new ManualClock(),
     wanted: (key) => watched.has(key),
     watched: () => watched,
     onConfirmed: (keys) => confirmed.push(...keys),
+    onMoved: (key) => moved.push(key),
     onError: (error) => {
       throw error;
     },
@@ -36,7 +38,7 @@ function setup(options: { batchSize?: number } = {}) {
     }
   };
   const on = (node: string): StreamName[] => [...(pubsub.subscriberOf(node)?.channels ?? [])].sort();
-  return { pubsub, channels, confirmed, watch, unwatch, on };
+  return { pubsub, channels, confirmed, moved, watch, unwatch, on };
 }
 
 describe('ClusterChannels', () => {
@@ -58,7 +60,7 @@ describe('ClusterChannels', () => {
   });
 
   it('moves a key whose slot changed primary: unsubscribed on the old, subscribed on the new, then read', async () => {
-    const { pubsub, channels, confirmed, watch, on } = setup();
+    const { pubsub, channels, confirmed, moved, watch, on } = setup();
     watch('10:x', '11:y', '150:z');
     await settle();
     confirmed.length = 0;
@@ -70,13 +72,14 @@ describe('ClusterChannels', () => {
     expect(on('b:1')).toEqual(['10:x', '150:z']);
     expect(pubsub.subscriberOf('a:1')?.commands.at(-1)).toEqual({ kind: 'unsubscribe', keys: ['10:x'] });
     expect(confirmed).toEqual(['10:x']);
+    expect(moved).toEqual(['10:x']);
     expect(channels.nodeOf('10:x')).toBe('b:1');
     // Nothing else moved, nothing else was sent again.
     expect(pubsub.subscriberOf('c:1')?.commands).toEqual([]);
   });
 
   it('gives a promoted replica a connection and closes the lost primary’s, its keys read once subscribed on the new one', async () => {
-    const { pubsub, confirmed, watch, on } = setup();
+    const { pubsub, confirmed, moved, watch, on } = setup();
     watch('5:a', '50:b', '120:c', '250:d');
     await settle();
     confirmed.length = 0;
@@ -89,6 +92,8 @@ describe('ClusterChannels', () => {
     expect(lost?.disconnected).toBe(true);
     expect(on('a2:1')).toEqual(['50:b', '5:a']);
     expect([...confirmed].sort()).toEqual(['50:b', '5:a']);
+    // What the lost primary acknowledged may be missing on its replica: their incarnations are looked at.
+    expect([...moved].sort()).toEqual(['50:b', '5:a']);
     expect(on('b:1')).toEqual(['120:c']);
     expect(pubsub.connections.map((c) => c.node).sort()).toEqual(['a2:1', 'a:1', 'b:1', 'c:1']);
   });
@@ -100,18 +105,18 @@ describe('ClusterChannels', () => {
     confirmed.length = 0;
     const a = pubsub.subscriberOf('a:1');
     a?.drop();
-    expect(channels.ready).toBe(false);
+    expect(channels.ready).toBe(true);
     expect(channels.isSubscribed('1:a')).toBe(false);
     a?.becomeReady();
     await settle();
-    expect(channels.ready).toBe(true);
+    expect(channels.isSubscribed('1:a')).toBe(true);
     expect(on('a:1')).toEqual(['1:a', '2:b']);
     expect([...confirmed].sort()).toEqual(['1:a', '2:b']);
     expect(pubsub.subscriberOf('b:1')?.commands).toHaveLength(1);
   });
 
   it('holds no channel for a key whose slot has no primary (mid-failover) until one serves it', async () => {
-    const { pubsub, confirmed, watch, on } = setup();
+    const { pubsub, confirmed, moved, watch, on } = setup();
     pubsub.assign(0, 99, undefined);
     pubsub.announce();
     watch('7:k');
@@ -123,6 +128,16 @@ describe('ClusterChannels', () => {
     await settle();
     expect(on('a3:1')).toEqual(['7:k']);
     expect(confirmed).toEqual(['7:k']);
+    // Never served before: nothing moved.
+    expect(moved).toEqual([]);
+    // Served, then left without a primary, then served by another: moved.
+    pubsub.assign(0, 99, undefined);
+    pubsub.announce();
+    pubsub.assign(0, 99, 'a4:1');
+    pubsub.announce();
+    await settle();
+    expect(moved).toEqual(['7:k']);
+    expect(on('a4:1')).toEqual(['7:k']);
   });
 
   it('unsubscribes an unwatched key on its node, and closes every connection on close', async () => {
@@ -137,23 +152,30 @@ describe('ClusterChannels', () => {
     expect(pubsub.connections.every((c) => c.disconnected)).toBe(true);
   });
 
-  it('is not ready while a primary’s connection is still connecting', async () => {
+  it('is ready once the slot map is known and a primary’s connection is; one primary down does not make it unready', async () => {
     const pubsub = new FakeClusterPubSub();
     pubsub.autoReady = false;
-    pubsub.assign(0, 9, 'a:1');
-    pubsub.assign(10, 19, 'b:1');
     const channels = new ClusterChannels({
       pubsub,
       clock: new ManualClock(),
       wanted: () => true,
       watched: () => [],
       onConfirmed: () => undefined,
+      onMoved: () => undefined,
       onError: () => undefined,
     });
+    expect(channels.ready).toBe(false);
+    pubsub.assign(0, 9, 'a:1');
+    pubsub.assign(10, 19, 'b:1');
+    pubsub.announce();
+    expect(channels.ready).toBe(false);
     pubsub.subscriberOf('a:1')?.becomeReady();
     await settle();
-    expect(channels.ready).toBe(false);
-    pubsub.subscriberOf('b:1')?.becomeReady();
     expect(channels.ready).toBe(true);
+    pubsub.subscriberOf('b:1')?.becomeReady();
+    pubsub.subscriberOf('a:1')?.drop();
+    expect(channels.ready).toBe(true);
+    pubsub.subscriberOf('b:1')?.drop();
+    expect(channels.ready).toBe(false);
   });
 });

@@ -24,7 +24,8 @@ interface NodeChannels {
  * one plain pub/sub connection per primary: connections per relay grow with the primaries, never
  * with the keys. When the slot map changes (failover, resharding) a key whose primary changed is
  * unsubscribed from the old one and subscribed on the new one, and read once that is confirmed:
- * it may have been written while no channel covered it. A lost node connection reconnects and
+ * it may have been written while no channel covered it; its incarnation is looked at too (what
+ * the old primary acknowledged may be missing on a promoted replica). A lost node connection reconnects and
  * its keys are subscribed again and read (SubscriptionSync per node); a new primary gets a
  * connection, one that is no longer a primary loses its own.
  */
@@ -33,6 +34,8 @@ export class ClusterChannels implements KeyspaceChannels {
   /** Each watched key's primary as last routed (undefined: no primary served its slot then). */
   private readonly routes = new Map<StreamName, string | undefined>();
   private readonly slots = new Map<StreamName, number>();
+  /** Watched keys that have had a primary (a slot left without one, then served again, moved). */
+  private readonly servedBy = new Set<StreamName>();
   private running = true;
 
   constructor(private readonly options: ClusterChannelsOptions) {
@@ -40,11 +43,15 @@ export class ClusterChannels implements KeyspaceChannels {
     this.refresh();
   }
 
-  /** Every primary of the slot map has a connection that can take SUBSCRIBE. */
+  /**
+   * The slot map is known and some primary's connection can take SUBSCRIBE. One primary's
+   * connection down (a failover under way) does not make the target unready: the other primaries'
+   * streams keep being served, that node's keys are subscribed again and read once it (or its
+   * promoted replica) answers, and the sweep reads them meanwhile.
+   */
   get ready(): boolean {
-    if (this.nodes.size === 0) return false;
-    for (const node of this.nodes.values()) if (!node.subscriber.subscriberReady) return false;
-    return true;
+    for (const node of this.nodes.values()) if (node.subscriber.subscriberReady) return true;
+    return false;
   }
 
   get channelCount(): number {
@@ -74,13 +81,16 @@ export class ClusterChannels implements KeyspaceChannels {
     if (!this.options.wanted(key)) {
       this.routes.delete(key);
       this.slots.delete(key);
+      this.servedBy.delete(key);
       if (previous !== undefined) this.nodes.get(previous)?.sync.changed(key);
       return;
     }
     const owner = this.ownerOf(key);
     this.routes.set(key, owner);
     if (previous !== undefined && previous !== owner) this.nodes.get(previous)?.sync.changed(key);
-    if (owner !== undefined) this.node(owner).sync.changed(key);
+    if (owner === undefined) return;
+    this.node(owner).sync.changed(key);
+    this.servedBy.add(key);
   }
 
   /** Looks at the slot map again: connections follow the primaries, channels follow the slots. */
@@ -93,7 +103,10 @@ export class ClusterChannels implements KeyspaceChannels {
       if (owner === previous) continue;
       this.routes.set(key, owner);
       if (previous !== undefined) this.nodes.get(previous)?.sync.changed(key);
-      if (owner !== undefined) this.node(owner).sync.changed(key);
+      if (owner === undefined) continue;
+      this.node(owner).sync.changed(key);
+      if (previous !== undefined || this.servedBy.has(key)) this.options.onMoved(key);
+      this.servedBy.add(key);
     }
     // Closed last: a demoted or lost primary's keys were routed elsewhere above.
     for (const [node, channels] of this.nodes) {

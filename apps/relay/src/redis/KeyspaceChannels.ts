@@ -26,6 +26,12 @@ export interface KeyspaceChannelHooks {
    * slot moved): entries may have been written while no channel covered them, so read them.
    */
   readonly onConfirmed: (keys: readonly StreamName[]) => void;
+  /**
+   * This key's slot is now served by another node than the one that held its channel (a
+   * failover, resharding): what the old primary acknowledged may not have reached the new one,
+   * so the key's incarnation is worth a look now.
+   */
+  readonly onMoved: (key: StreamName) => void;
   readonly onError: (error: Error) => void;
 }
 

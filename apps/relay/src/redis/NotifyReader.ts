@@ -95,6 +95,7 @@ export class NotifyReader implements LiveReader {
       wanted: (key: StreamName) => this.cursors.has(key),
       watched: () => this.cursors.keys(),
       onConfirmed: (keys: readonly StreamName[]) => keys.forEach((key) => this.markDirty(key, false)),
+      onMoved: (key: StreamName) => this.options.onSuspect(key),
       onError: options.onError,
     };
     if (options.channels !== undefined) return options.channels(hooks);
