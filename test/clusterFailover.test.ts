@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { Cluster } from 'ioredis';
 import { RelayClient } from '@streamgate/client';
+import { defineStream } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
-import { generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
-import type { PrivateJwk } from '@streamgate/server';
+import { createPublisher, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
+import type { PrivateJwk, Publisher } from '@streamgate/server';
 import { spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
 import type { RedisCluster, RedisClusterNode, RelayProcess } from '@streamgate/testkit';
 import { judgeAgainstStream } from './support/judgeAgainstStream.js';
@@ -22,6 +22,8 @@ import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
 // holds that the stream lost. To make the loss certain rather than a matter of microseconds, the
 // victim's replica is cut off (its link killed, its resync refused) for the last moments before
 // the kill: the entries written then are read by the relays and never reach the replica.
+const PREFIX = 'cluster-failover';
+const streams = defineStream<{ seq: number }>(PREFIX);
 const STREAMS = 12;
 const CLIENTS_PER_RELAY = 2;
 
@@ -60,18 +62,20 @@ afterAll(async () => {
   if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
 
-/** XADDs `{seq}` to `stream` one at a time until stopped, through the failover; counts acknowledged ids. */
-function publishOn(writer: Cluster, stream: string): { acked: StreamId[]; stop(): Promise<void> } {
+/**
+ * Publishes `{seq}` to `stream` one at a time through the real publisher until stopped, through
+ * the failover (no WAIT: what replication loses is the subject); keeps the acknowledged ids.
+ */
+function publishOn(publisher: Publisher, stream: string): { acked: StreamId[]; stop(): Promise<void> } {
   const acked: StreamId[] = [];
   let running = true;
+  const ref = streams.for(stream.slice(PREFIX.length + 1));
   const loop = (async () => {
     for (let seq = 0; running; seq++) {
-      try {
-        acked.push(String(await writer.xadd(stream, '*', 'data', JSON.stringify({ seq }))));
-      } catch {
-        // Down or failing over: the write may or may not have landed; the final stream says.
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const result = await publisher.publish(ref, { seq });
+      // Down or failing over: the write may or may not have landed; the final stream says.
+      if (result.ok) acked.push(result.id);
+      else await new Promise((resolve) => setTimeout(resolve, 20));
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
   })();
@@ -96,7 +100,7 @@ async function replicaOf(primary: RedisClusterNode): Promise<RedisClusterNode> {
 
 describe('a Redis Cluster primary lost under load', () => {
   it('SIGKILLed while publishing: after its replica is promoted every client has every entry once, or was told truncated/reset', async () => {
-    const names = await cluster.keysOnEveryPrimary('cluster-failover:', STREAMS);
+    const names = await cluster.keysOnEveryPrimary(`${PREFIX}:`, STREAMS);
     const victim = await cluster.primaryOf(names[0] ?? '');
     const owners = await Promise.all(names.map(async (n) => (await cluster.primaryOf(n)).port));
     const onVictim = new Set(names.filter((_, i) => owners[i] === victim.port));
@@ -122,7 +126,9 @@ describe('a Redis Cluster primary lost under load', () => {
       }
     }
     const writer = cluster.cluster();
-    const publishers = names.map((n) => publishOn(writer, n));
+    // No trimming: a client told `reset` must end holding the stream from its first entry.
+    const publisher = createPublisher({ targets: cluster.url, maxLen: 10_000_000 });
+    const publishers = names.map((n) => publishOn(publisher, n));
     const events = (stream: string): number =>
       Math.min(...received.filter((r) => r.stream === stream).map((r) => r.items.filter((x) => x.kind === 'event').length));
     try {
@@ -197,6 +203,7 @@ describe('a Redis Cluster primary lost under load', () => {
     // The cut-off replica made the loss certain: the test saw what it is about.
     expect(lostDelivered).toBeGreaterThan(0);
     for (const c of clients) c.close();
+    await publisher.close();
     writer.disconnect();
   }, 120_000);
 });
