@@ -112,6 +112,18 @@ describe('parseRelayConfig', () => {
     expect(messages.find((m) => m.startsWith('RELAY_REDIS_ALLOWLIST'))).toMatch(/redis:\/\/<credentials>@r:6379.*without credentials/);
   });
 
+  it('takes Redis Cluster targets, but refuses RELAY_READ_MODE=batch with one (a cluster is read notification-driven only)', () => {
+    const allowlist = 'redis://r:6379/0, redis-cluster://Seed:7000/0';
+    expect([...config({ ...base, RELAY_REDIS_ALLOWLIST: allowlist }).RELAY_REDIS_ALLOWLIST]).toEqual([
+      'redis://r:6379/0',
+      'redis-cluster://seed:7000',
+    ]);
+    expect(config({ ...base, RELAY_REDIS_ALLOWLIST: allowlist, RELAY_READ_MODE: 'notify' }).RELAY_READ_MODE).toBe('notify');
+    const messages = problems({ ...base, RELAY_REDIS_ALLOWLIST: allowlist, RELAY_READ_MODE: 'batch' });
+    expect(messages).toEqual([expect.stringMatching(/^RELAY_READ_MODE.*RELAY_REDIS_ALLOWLIST names the Redis Cluster redis-cluster:\/\/seed:7000/)]);
+    expect(problems({ ...base, RELAY_REDIS_ALLOWLIST: 'redis-cluster://seed:7000/3' }).join('\n')).toMatch(/^RELAY_REDIS_ALLOWLIST.*redis-cluster:\/\//);
+  });
+
   it('reports every problem at once, cross-variable ones included', () => {
     const messages = problems({
       RELAY_PORT: 'abc',

@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { envBool, envEnum, envInt, envList, envText, parseEnv, urlCheck, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
-import { normalizeRedisTarget, streamNameSchema, tokenAlgorithmSchema } from '@streamgate/protocol';
+import { normalizeRedisTarget, parseRedisTarget, streamNameSchema, tokenAlgorithmSchema } from '@streamgate/protocol';
 
 const int = (fallback: number, min: number, max: number, meaning?: string) => envInt({ fallback, min, max, meaning });
 
 const redisTargetProblem = (part: string): string | null =>
   normalizeRedisTarget(part) === null
-    ? `"${part.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis:// or rediss:// URL without credentials; list redis://host:port/db targets (credentials go in RELAY_REDIS_USERNAME / RELAY_REDIS_PASSWORD)`
+    ? `"${part.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL without credentials; list redis://host:port/db instances and redis-cluster://seed:port clusters (credentials go in RELAY_REDIS_USERNAME / RELAY_REDIS_PASSWORD)`
     : null;
 const redisList = envList({
   required: 'set it to the comma-separated redis:// URLs tokens may name, e.g. redis://redis:6379/0',
@@ -106,6 +106,19 @@ export const relayConfigSchema = z
       }
     },
     whenValid('RELAY_MAX_PENDING_CATCHUP_BYTES', 'RELAY_MAX_BACKPRESSURE_BYTES'),
+  )
+  .superRefine(
+    (env, ctx) => {
+      const clusters = [...env.RELAY_REDIS_ALLOWLIST].filter((target) => parseRedisTarget(target)?.kind === 'cluster');
+      if (env.RELAY_READ_MODE === 'batch' && clusters.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['RELAY_READ_MODE'],
+          message: `is batch, but RELAY_REDIS_ALLOWLIST names the Redis Cluster ${clusters.join(', ')}, which is read notification-driven only (a batched blocking XREAD cannot name keys of several slots); set RELAY_READ_MODE=auto or notify, or take the cluster out of RELAY_REDIS_ALLOWLIST`,
+        });
+      }
+    },
+    whenValid('RELAY_READ_MODE', 'RELAY_REDIS_ALLOWLIST'),
   )
   .superRefine(
     (env, ctx) => {

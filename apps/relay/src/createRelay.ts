@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { Gauge } from 'prom-client';
+import { parseRedisTarget } from '@streamgate/protocol';
 import { CloseCode } from '@streamgate/protocol';
 import type { RelayConfig } from './config.js';
 import { Drainer } from './Drainer.js';
@@ -63,9 +65,17 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   const hubs = new Map<string, StreamHub>();
   const sources: RedisStreamSource[] = [];
   const readModes = new Map<string, RelayReadModeState>();
+  // Keyspace events are node-local on a Redis Cluster: a primary without K and t is read by the sweep only.
+  const nodesWithoutNotify = new Gauge({
+    name: 'streamgate_relay_cluster_nodes_without_notify',
+    help: 'Primaries of a Redis Cluster target whose notify-keyspace-events lacks K or t (their keys are read by the sweep only)',
+    labelNames: ['target'],
+    registers: [metrics.registry],
+  });
   for (const target of config.RELAY_REDIS_ALLOWLIST) {
     let hub: StreamHub | null = null;
     readModes.set(target, 'pending');
+    if (parseRedisTarget(target)?.kind === 'cluster') nodesWithoutNotify.set({ target }, 0);
     const source = new RedisStreamSource({
       target,
       username: config.RELAY_REDIS_USERNAME,
@@ -102,6 +112,15 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
             ? 'live reads woken by keyspace notifications'
             : 'live reads by batched blocking XREAD (the server does not notify for stream keys: notify-keyspace-events lacks K and t)',
         );
+      },
+      onNodesWithoutNotify: (nodes) => {
+        nodesWithoutNotify.set({ target }, nodes.length);
+        if (nodes.length === 0) log.info({ target }, 'every cluster primary notifies for stream keys');
+        else
+          log.warn(
+            { target, nodes },
+            'cluster primaries without keyspace notifications for streams (notify-keyspace-events lacks K and t): their streams are read by the sweep only, every RELAY_NOTIFY_SWEEP_MS; set notify-keyspace-events Kt on every node',
+          );
       },
     });
     sources.push(source);

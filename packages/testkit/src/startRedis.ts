@@ -1,14 +1,18 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import { freePort } from './freePort.js';
-import { redisPing } from './redisPing.js';
-import { ServiceError, spawnService } from './spawnService.js';
+import {
+  REDIS_BIND_ATTEMPTS,
+  assertRedisInstalled,
+  isRedisBindFailure,
+  isReservedRedisPort,
+  launchRedisServer,
+  relaunchRedisServer,
+} from './launchRedisServer.js';
 import type { ExitStatus, Service } from './spawnService.js';
-import { waitFor } from './waitFor.js';
 
 export interface StartRedisOptions {
   /** Deadline for the server to answer PING, per attempt. Default 10 000 ms. */
@@ -40,55 +44,13 @@ export interface RedisServer extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
-/** The port the developer's own Redis is on; tests must never touch it. */
-const SHARED_REDIS_PORT = 6379;
-const BIND_ATTEMPTS = 5;
-
-function assertInstalled(binary: string): void {
-  const probe = spawnSync(binary, ['--version'], { encoding: 'utf8' });
-  if (probe.error) {
-    const code = (probe.error as NodeJS.ErrnoException).code;
-    throw new Error(
-      code === 'ENOENT'
-        ? `${binary} is not installed or not on PATH; the tests need a real Redis server binary: ` +
-            'apt-get install redis-server (or run `node scripts/bootstrap.mjs`, which installs it as root on Debian)'
-        : `${binary} --version failed: ${probe.error.message}`,
-      { cause: probe.error },
-    );
-  }
-}
-
-function isBindFailure(error: unknown): boolean {
-  return error instanceof ServiceError && /Address already in use|Could not create server TCP listening socket/.test(error.output);
-}
-
-async function launch(binary: string, port: number, dir: string, options: StartRedisOptions): Promise<Service> {
-  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
-  const service = await spawnService({
-    name: `redis-server:${port}`,
-    command: binary,
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])],
-    readyPattern: /Ready to accept connections/,
-    readyTimeoutMs: startTimeoutMs,
-    ...(options.echo === undefined ? {} : { echo: options.echo }),
-  });
-  try {
-    // The log line says the listener is up; PING proves this server, not a stranger, answers.
-    await waitFor(() => redisPing(port), { timeoutMs: startTimeoutMs, message: `redis-server on ${port} answers PING` });
-  } catch (error) {
-    await service.stop();
-    throw new ServiceError(service.name, 'did not answer PING', service.output(), { cause: error });
-  }
-  return service;
-}
-
 /**
  * Starts a private `redis-server` on a free port of 127.0.0.1, without persistence, for one test
  * file. Use with `await using redis = await startRedis()` or call stop() in afterAll.
  */
 export async function startRedis(options: StartRedisOptions = {}): Promise<RedisServer> {
   const binary = options.binary ?? 'redis-server';
-  assertInstalled(binary);
+  assertRedisInstalled(binary);
   // Redis writes nothing with these settings, but a private --dir keeps any stray file
   // (a crash report, a manual SAVE in a test) out of the cwd.
   const dir = await mkdtemp(join(tmpdir(), 'streamgate-redis-'));
@@ -97,12 +59,12 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
   let port = 0;
   for (let attempt = 1; service === undefined; attempt += 1) {
     port = await freePort();
-    if (port === SHARED_REDIS_PORT) continue;
+    if (isReservedRedisPort(port)) continue;
     try {
-      service = await launch(binary, port, dir, options);
+      service = await launchRedisServer(binary, port, dir, options);
     } catch (error) {
       // freePort() only says the port was free a moment ago; another process may have taken it.
-      if (!isBindFailure(error) || attempt >= BIND_ATTEMPTS) {
+      if (!isRedisBindFailure(error) || attempt >= REDIS_BIND_ATTEMPTS) {
         await rm(dir, { recursive: true, force: true });
         throw error;
       }
@@ -140,20 +102,7 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       const current = service;
       service = undefined;
       await current?.stop();
-      // The old listener is gone, but the port is not reserved for us: if someone took it the
-      // restart fails loudly instead of moving the server, since clients hold this port.
-      let lastError: unknown;
-      for (let attempt = 1; attempt <= BIND_ATTEMPTS; attempt += 1) {
-        try {
-          service = await launch(binary, port, dir, options);
-          return;
-        } catch (error) {
-          if (!isBindFailure(error)) throw error;
-          lastError = error;
-          await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-        }
-      }
-      throw lastError;
+      service = await relaunchRedisServer(binary, port, dir, options);
     },
     async stop() {
       if (stopped) return;

@@ -22,6 +22,8 @@ export class IoredisNotifyRedis implements NotifyRedis {
     this.prefix = `__keyspace@${options.db}__:`;
   }
 
+  readonly connectionCount = 2;
+
   get readReady(): boolean {
     return this.options.reader.status === 'ready';
   }

@@ -1,8 +1,11 @@
-import { Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
-import { backoffDelay } from '@streamgate/protocol';
+import type { Cluster, ClusterOptions, Redis } from 'ioredis';
+import { parseRedisTarget } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
+import { isClusterClient, openRedis } from '@streamgate/redis';
+import type { NodeOptions, RedisClient } from '@streamgate/redis';
 import { BatchLiveReader } from './BatchLiveReader.js';
+import { ClusterChannels } from './ClusterChannels.js';
+import { IoredisClusterNotifyRedis } from './IoredisClusterNotifyRedis.js';
 import { IoredisNotifyRedis } from './IoredisNotifyRedis.js';
 import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
@@ -16,50 +19,72 @@ import { systemTimerClock } from './TimerClock.js';
 export interface LiveReaderFactoryOptions {
   readonly source: RedisSourceOptions;
   /** The source's command connection: CLIENT UNBLOCK for the batched readers. */
-  readonly command: () => Redis;
+  readonly command: () => RedisClient;
   readonly dropWrongTypes: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
   /** A hint that the key may hold a new incarnation: look at it now. */
   readonly suspect: (stream: StreamName) => void;
 }
 
 const READ_SOCKET_TIMEOUT_MS = 10_000;
+/** How often a cluster reader's slot map is fetched again, so channels follow a failover soon. */
+const CLUSTER_SLOTS_REFRESH_MS = 2_000;
 
 /** Opens the Redis connections of a source and builds its live readers over them. */
 export class LiveReaderFactory {
-  constructor(private readonly options: LiveReaderFactoryOptions) {}
+  /** A Redis Cluster target: reads are notification-driven, per slot, over Cluster clients. */
+  readonly cluster: boolean;
+
+  constructor(private readonly options: LiveReaderFactoryOptions) {
+    this.cluster = parseRedisTarget(options.source.target)?.kind === 'cluster';
+  }
 
   create(mode: ReadMode, positions: ReadonlyArray<readonly [StreamName, StreamId]>): LiveReader {
+    if (this.cluster) return this.clusterReader(positions);
     if (mode === 'notify') return this.notifyReader(positions);
     return new BatchLiveReader(this.options.source.maxStreamsPerReader, (index) => this.batchReader(index), positions);
   }
 
-  connect(role: string, extra: RedisOptions): Redis {
+  /**
+   * A connection to the source's target: an ioredis Redis for an instance; for a Redis Cluster an
+   * ioredis Cluster (one connection per node it sends to, following MOVED/ASK and failovers).
+   * Reconnects back off with full jitter (openRedis), so a restarting Redis is not stampeded.
+   */
+  connect(role: string, node: NodeOptions, cluster: Omit<ClusterOptions, 'redisOptions'> = {}): RedisClient {
     const source = this.options.source;
-    const connection = new Redis(source.target, {
+    const client = openRedis(source.target, {
       username: source.username,
       password: source.password,
       connectionName: `${source.connectionName}:${role}`,
-      protocol: 2,
-      lazyConnect: false,
-      // Full-jitter bounded backoff: a restarting Redis is not stampeded by every pod at once.
-      retryStrategy: (times) => backoffDelay(times, 50, 5_000),
-      ...extra,
+      node: { protocol: 2, ...(this.cluster ? {} : { lazyConnect: false }), ...node },
+      cluster,
     });
-    connection.on('error', (error: Error) => source.onError('connection', error));
+    this.observe(client, role);
+    return client;
+  }
+
+  private instance(role: string, node: NodeOptions): Redis {
+    const client = this.connect(role, node);
+    if (isClusterClient(client)) throw new Error(`${this.options.source.target}: a Redis Cluster has no single-instance ${role} connection`);
+    return client;
+  }
+
+  private observe(client: RedisClient, role: string): void {
+    const source = this.options.source;
+    client.on('error', (error: Error) => source.onError('connection', error));
+    if (isClusterClient(client)) client.on('node error', (error: Error) => source.onError('connection', error));
     let wasReady = false;
-    connection.on('ready', () => {
+    client.on('ready', () => {
       if (wasReady) source.onReconnect?.(role === 'cmd' ? 'command' : 'reader');
       wasReady = true;
     });
-    return connection;
   }
 
   private notifyReader(positions: ReadonlyArray<readonly [StreamName, StreamId]>): NotifyReader {
     const source = this.options.source;
     // Channels are resubscribed by the reader, in bounded batches, and each key read once its
     // channel is back: ioredis's own resubscribe would send all of them in one command.
-    const subscriber = this.connect('notify', { autoResubscribe: false, maxRetriesPerRequest: null });
-    const reader = this.connect('nread', {
+    const subscriber = this.instance('notify', { autoResubscribe: false, maxRetriesPerRequest: null });
+    const reader = this.instance('nread', {
       maxRetriesPerRequest: null,
       autoResendUnfulfilledCommands: false,
       socketTimeout: READ_SOCKET_TIMEOUT_MS,
@@ -81,13 +106,63 @@ export class LiveReaderFactory {
     );
   }
 
+  /**
+   * A Redis Cluster: always notification-driven (a batched blocking XREAD cannot name keys of
+   * several slots). One Cluster client reads, grouped per slot and pipelined per node; one plain
+   * pub/sub connection per primary holds the channels of the keys it serves.
+   */
+  private clusterReader(positions: ReadonlyArray<readonly [StreamName, StreamId]>): NotifyReader {
+    const source = this.options.source;
+    const address = parseRedisTarget(source.target);
+    const reader = this.connect(
+      'nread',
+      // A non-blocking XREAD answers at once: a node silent this long is frozen or gone.
+      { maxRetriesPerRequest: null, commandTimeout: READ_SOCKET_TIMEOUT_MS, socketTimeout: READ_SOCKET_TIMEOUT_MS },
+      { slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS },
+    );
+    if (!isClusterClient(reader)) throw new Error(`${source.target} is not a Redis Cluster target`);
+    const redis = new IoredisClusterNotifyRedis({
+      reader,
+      count: source.readCount,
+      onNodeError: (error) => source.onError('xread', error),
+      connect: (node) => {
+        // Channels are subscribed by ClusterChannels, in bounded batches, and each key read once
+        // its channel is back: ioredis's own resubscribe would send all of them in one command.
+        const subscriber = openRedis(`redis${address?.tls === true ? 's' : ''}://${node}/0`, {
+          username: source.username,
+          password: source.password,
+          connectionName: `${source.connectionName}:notify`,
+          node: { protocol: 2, autoResubscribe: false, maxRetriesPerRequest: null },
+        });
+        this.observe(subscriber, 'notify');
+        if (isClusterClient(subscriber)) throw new Error(`${node}: a node subscriber must be a plain connection`);
+        return subscriber;
+      },
+    });
+    return new NotifyReader(
+      {
+        redis,
+        channels: (hooks) => new ClusterChannels({ ...hooks, pubsub: redis, clock: systemTimerClock }),
+        clock: systemTimerClock,
+        count: source.readCount,
+        sweepIntervalMs: source.notifySweepMs ?? 5_000,
+        onEntries: (stream, entries) => source.listener.entries(stream, entries),
+        onWrongType: this.options.dropWrongTypes,
+        onSuspect: this.options.suspect,
+        onError: (error) => source.onError('xread', error),
+        onRead: () => source.onRead('xread'),
+      },
+      positions,
+    );
+  }
+
   private batchReader(index: number): RedisBatchReader {
     const source = this.options.source;
     // A blocked XREAD is not resent after a reconnect: the loop re-issues it with the same
     // explicit ids once it knows the new CLIENT ID. It answers within blockMs (nil on timeout), so
     // silence well past it means the socket is dead: without this a half-open reader waits for
     // TCP keepalive (many minutes) while the command connection, and readiness, look fine.
-    const connection = this.connect(`read${index}`, {
+    const connection = this.instance(`read${index}`, {
       maxRetriesPerRequest: null,
       autoResendUnfulfilledCommands: false,
       socketTimeout: source.blockMs + Math.max(5_000, source.blockMs),

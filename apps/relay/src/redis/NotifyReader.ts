@@ -2,13 +2,21 @@ import { backoffDelay, compareStreamIds, STREAM_START } from '@streamgate/protoc
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
 import type { LiveReader } from './LiveReader.js';
-import type { NotifyRedis } from './NotifyRedis.js';
+import type { KeyspaceChannels, KeyspaceChannelsFactory } from './KeyspaceChannels.js';
+import type { NotifyReads, NotifyRedis } from './NotifyRedis.js';
 import { isWrongType, toError } from './redisFailure.js';
 import { SubscriptionSync } from './SubscriptionSync.js';
 import type { TimerClock } from './TimerClock.js';
 
-export interface NotifyReaderOptions {
-  readonly redis: NotifyRedis;
+/**
+ * One instance: its one pub/sub connection holds the channels. A Redis Cluster: `channels`
+ * builds what holds them (a connection per primary).
+ */
+type NotifyReaderRedis =
+  | { readonly redis: NotifyRedis; readonly channels?: undefined }
+  | { readonly redis: NotifyReads; readonly channels: KeyspaceChannelsFactory };
+
+export type NotifyReaderOptions = NotifyReaderRedis & {
   readonly clock: TimerClock;
   /** COUNT of each read; a key that fills a page is read again at once. */
   readonly count: number;
@@ -25,7 +33,7 @@ export interface NotifyReaderOptions {
   readonly groupSize?: number;
   readonly subscribeBatchSize?: number;
   readonly maxSubscribesInFlight?: number;
-}
+};
 
 const QUIET_EVENTS = new Set(['xtrim', 'xdel', 'xclaim', 'xautoclaim']);
 
@@ -50,7 +58,7 @@ export class NotifyReader implements LiveReader {
   private readonly swept = new Set<StreamName>();
   /** Keys whose grouped read failed (one of them holds another type): read one command each, first. */
   private readonly isolated = new Set<StreamName>();
-  private readonly sync: SubscriptionSync;
+  private readonly sync: KeyspaceChannels;
   private running = true;
   private idleWake: (() => void) | null = null;
   private stopSweep: () => void = () => undefined;
@@ -61,18 +69,8 @@ export class NotifyReader implements LiveReader {
     private readonly options: NotifyReaderOptions,
     positions: Iterable<readonly [StreamName, StreamId]> = [],
   ) {
-    this.sync = new SubscriptionSync({
-      redis: options.redis,
-      clock: options.clock,
-      wanted: (key) => this.cursors.has(key),
-      onConfirmed: (keys) => keys.forEach((key) => this.markDirty(key, false)),
-      onError: options.onError,
-      ...(options.subscribeBatchSize === undefined ? {} : { batchSize: options.subscribeBatchSize }),
-      ...(options.maxSubscribesInFlight === undefined ? {} : { maxInFlight: options.maxSubscribesInFlight }),
-    });
+    this.sync = this.channels(options);
     options.redis.onEvent((key, event) => this.event(key, event));
-    options.redis.onSubscriberClose(() => this.sync.connectionLost());
-    options.redis.onSubscriberReady(() => this.sync.connectionReady(this.cursors.keys()));
     options.redis.onReadClose(() => this.abortRead?.(new Error('read connection closed during XREAD')));
     for (const [stream, after] of positions) this.watch(stream, after);
     void this.loop();
@@ -80,14 +78,36 @@ export class NotifyReader implements LiveReader {
   }
 
   get ready(): boolean {
-    return this.options.redis.readReady && this.options.redis.subscriberReady;
+    return this.options.redis.readReady && this.sync.ready;
   }
 
-  readonly connectionCount = 2;
+  get connectionCount(): number {
+    return this.options.redis.connectionCount;
+  }
 
   /** Keyspace channels Redis has confirmed for this reader. */
   get channelCount(): number {
     return this.sync.channelCount;
+  }
+
+  private channels(options: NotifyReaderOptions): KeyspaceChannels {
+    const hooks = {
+      wanted: (key: StreamName) => this.cursors.has(key),
+      watched: () => this.cursors.keys(),
+      onConfirmed: (keys: readonly StreamName[]) => keys.forEach((key) => this.markDirty(key, false)),
+      onError: options.onError,
+    };
+    if (options.channels !== undefined) return options.channels(hooks);
+    const sync = new SubscriptionSync({
+      redis: options.redis,
+      clock: options.clock,
+      ...hooks,
+      ...(options.subscribeBatchSize === undefined ? {} : { batchSize: options.subscribeBatchSize }),
+      ...(options.maxSubscribesInFlight === undefined ? {} : { maxInFlight: options.maxSubscribesInFlight }),
+    });
+    options.redis.onSubscriberClose(() => sync.connectionLost());
+    options.redis.onSubscriberReady(() => sync.connectionReady(this.cursors.keys()));
+    return sync;
   }
 
   watch(stream: StreamName, after: StreamId): void {

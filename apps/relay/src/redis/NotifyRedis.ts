@@ -5,15 +5,15 @@ import type { StreamEntry } from '../core/StreamSource.js';
 export type KeyRead = { readonly ok: true; readonly entries: StreamEntry[] } | { readonly ok: false; readonly error: Error };
 
 /**
- * What a NotifyReader needs from Redis: a pub/sub connection for the keys' keyspace channels and
- * a connection for non-blocking reads. IoredisNotifyRedis is the real one; the reader's
- * scheduling is unit-tested against an in-memory one.
+ * The reading side of a NotifyReader's Redis: non-blocking reads and the keyspace events of
+ * whatever pub/sub connections hold its channels. On one instance it comes with one pub/sub
+ * connection (NotifyRedis); on a Redis Cluster with one per primary (ClusterPubSub).
  */
-export interface NotifyRedis {
+export interface NotifyReads {
   /** The read connection can take a read. */
   readonly readReady: boolean;
-  /** The pub/sub connection can take SUBSCRIBE. */
-  readonly subscriberReady: boolean;
+  /** Redis connections these reads and channels hold. */
+  readonly connectionCount: number;
   /** `XREAD COUNT n STREAMS key id` per pair, one pipeline, one result per pair in order: finds the key a grouped read failed on. */
   read(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]>;
   /**
@@ -21,16 +21,26 @@ export interface NotifyRedis {
    * than a command per key. An error (one key of another type) is every key's.
    */
   readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]>;
+  /** A keyspace event (`xadd`, `del`, …) on a subscribed key. */
+  onEvent(listener: (key: StreamName, event: string) => void): void;
+  /** The read connection was lost: a read in flight never settles on its own. */
+  onReadClose(listener: () => void): void;
+  disconnect(): void;
+}
+
+/**
+ * What a NotifyReader needs from one Redis instance: a pub/sub connection for the keys' keyspace
+ * channels and a connection for non-blocking reads. IoredisNotifyRedis is the real one; the
+ * reader's scheduling is unit-tested against an in-memory one.
+ */
+export interface NotifyRedis extends NotifyReads {
+  /** The pub/sub connection can take SUBSCRIBE. */
+  readonly subscriberReady: boolean;
   /** SUBSCRIBE to these keys' keyspace channels; resolves once Redis confirmed every one. */
   subscribe(keys: readonly StreamName[]): Promise<void>;
   unsubscribe(keys: readonly StreamName[]): Promise<void>;
-  /** A keyspace event (`xadd`, `del`, …) on a subscribed key. */
-  onEvent(listener: (key: StreamName, event: string) => void): void;
   /** The pub/sub connection is ready again after a loss: the server holds none of its channels. */
   onSubscriberReady(listener: () => void): void;
   /** The pub/sub connection was lost: what was subscribed is gone, what was in flight never settles. */
   onSubscriberClose(listener: () => void): void;
-  /** The read connection was lost: a read in flight never settles on its own. */
-  onReadClose(listener: () => void): void;
-  disconnect(): void;
 }

@@ -15,6 +15,8 @@ export interface ReadModeSwitchOptions {
   readonly checkIntervalMs: number;
   /** The mode was chosen (previous null) or changed. */
   readonly onMode: (mode: ReadMode, previous: ReadMode | null) => void;
+  /** The reader built before the first answer. Default `batch`: it works on any server. */
+  readonly initial?: ReadMode;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface ReadModeSwitchOptions {
  */
 export class ReadModeSwitch {
   private current: LiveReader;
-  private inForce: ReadMode = 'batch';
+  private inForce: ReadMode;
   private decided = false;
   private running = true;
   private wakeStop: () => void = () => undefined;
@@ -32,7 +34,8 @@ export class ReadModeSwitch {
   readonly firstCheck: Promise<ReadMode | null>;
 
   constructor(private readonly options: ReadModeSwitchOptions) {
-    this.current = options.create('batch', []);
+    this.inForce = options.initial ?? 'batch';
+    this.current = options.create(this.inForce, []);
     if (options.requested === 'batch') {
       this.decide('batch');
       this.firstCheck = Promise.resolve('batch');

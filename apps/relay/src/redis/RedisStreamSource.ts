@@ -1,16 +1,19 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { RedisClient } from '@streamgate/redis';
 import type { RangePage, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
 import { LiveReaderFactory } from './LiveReaderFactory.js';
 import { ReadModeSwitch } from './ReadModeSwitch.js';
 import type { RequestedReadMode } from './ReadModeSwitch.js';
-import { readModeReply } from './readModeReply.js';
+import { ReadModeProbe } from './ReadModeProbe.js';
 import { systemTimerClock } from './TimerClock.js';
 import { IncarnationTracker } from './IncarnationTracker.js';
 import type { CheckSnapshot, IncarnationProbe, KeySighting } from './IncarnationTracker.js';
 import { parseEntries, parseIncarnationMark, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
-import { redisFailure, sourceError, toError } from './redisFailure.js';
+import { pipelineByNode } from './pipelineByNode.js';
+import type { PipelineReplies } from './pipelineByNode.js';
+import { sourceError, toError } from './redisFailure.js';
 
 export interface RedisSourceOptions {
   /** Canonical target URL from the token (no credentials). */
@@ -43,10 +46,9 @@ export interface RedisSourceOptions {
   readonly notifySweepMs?: number;
   /** The read mode was chosen (previous null) or changed. */
   readonly onReadMode?: (mode: ReadMode, previous: ReadMode | null) => void;
+  /** A Redis Cluster target: the primaries lacking K or t in notify-keyspace-events, when that set changed. */
+  readonly onNodesWithoutNotify?: (nodes: readonly string[]) => void;
 }
-
-/** What `exec` resolves to: one `[error, reply]` pair per queued command, in order. */
-type PipelineReplies = ReadonlyArray<[Error | null, unknown]>;
 
 const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
 
@@ -58,7 +60,7 @@ const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
  * of connections, not a thousand.
  */
 export class RedisStreamSource implements StreamSource {
-  private readonly command: Redis;
+  private readonly command: RedisClient;
   private readonly modes: ReadModeSwitch;
   private readonly incarnations: IncarnationTracker;
   private readonly probeTimer: NodeJS.Timeout;
@@ -75,8 +77,14 @@ export class RedisStreamSource implements StreamSource {
     });
     this.command = readers.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
     this.modes = new ReadModeSwitch({
-      requested: options.readMode ?? 'auto',
-      probe: this.probeReadMode,
+      // A cluster is always read notification-driven; its nodes' settings are only reported.
+      requested: readers.cluster ? 'notify' : (options.readMode ?? 'auto'),
+      initial: readers.cluster ? 'notify' : 'batch',
+      probe: new ReadModeProbe({
+        command: this.command,
+        onError: (error) => options.onError('config', error),
+        ...(options.onNodesWithoutNotify === undefined ? {} : { onNodesWithoutNotify: options.onNodesWithoutNotify }),
+      }).probe,
       create: (mode, positions) => readers.create(mode, positions),
       clock: systemTimerClock,
       checkIntervalMs: options.readModeCheckMs ?? 10_000,
@@ -241,12 +249,11 @@ export class RedisStreamSource implements StreamSource {
   private readonly probeIncarnations: IncarnationProbe = async (keys) => {
     // While Redis is away the checks would only queue up behind the reconnect; the next round looks.
     if (this.command.status !== 'ready') return keys.map(() => null);
-    const pipeline = this.command.pipeline();
-    for (const key of keys) {
-      pipeline.call('EXISTS', [key]);
-      pipeline.call('XINFO', ['STREAM', key]);
-    }
-    const replies = (await pipeline.exec()) ?? [];
+    const calls = keys.flatMap((key) => [
+      { key, command: 'EXISTS', args: [key] },
+      { key, command: 'XINFO', args: ['STREAM', key] },
+    ]);
+    const replies = await pipelineByNode(this.command, calls, (error) => this.options.onError('check', error));
     return keys.map((_, i): KeySighting | null => {
       const exists = this.reply(replies, 2 * i, (r) => parseInteger(r, 'exists') === 1);
       if (!exists.ok) return null;
@@ -266,9 +273,8 @@ export class RedisStreamSource implements StreamSource {
   /** Finds the keys that made a batched XREAD fail with WRONGTYPE and takes them out of reading. */
   private readonly dropWrongTypes = async (keys: readonly StreamName[]): Promise<readonly StreamName[]> => {
     try {
-      const pipeline = this.command.pipeline();
-      for (const key of keys) pipeline.call('TYPE', [key]);
-      const replies = (await pipeline.exec()) ?? [];
+      const calls = keys.map((key) => ({ key, command: 'TYPE', args: [key] }));
+      const replies = await pipelineByNode(this.command, calls, (error) => this.options.onError('type', error));
       const bad = keys.filter((_, i) => {
         const type = this.reply(replies, i, parseTypeName);
         return type.ok && type.value !== 'stream' && type.value !== 'none';
@@ -284,36 +290,4 @@ export class RedisStreamSource implements StreamSource {
       return [];
     }
   };
-
-  /**
-   * Whether the server notifies for stream keys. A server that refuses CONFIG (a managed Redis,
-   * a Redis-compatible one) cannot be known to notify, so it is read in batches; one that cannot
-   * be reached now keeps the mode in force until the next look.
-   */
-  private readonly probeReadMode = async (): Promise<ReadMode | null> => {
-    if (!(await this.commandReady(2_000))) return null;
-    try {
-      return readModeReply(await this.command.call('CONFIG', ['GET', 'notify-keyspace-events']));
-    } catch (thrown) {
-      const error = toError(thrown);
-      this.options.onError('config', error);
-      return redisFailure(error).kind === 'reply' ? 'batch' : null;
-    }
-  };
-
-  /** At boot the command connection is still connecting: the first look waits for it, briefly. */
-  private commandReady(timeoutMs: number): Promise<boolean> {
-    if (this.command.status === 'ready') return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const onReady = (): void => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      const timer = setTimeout(() => {
-        this.command.off('ready', onReady);
-        resolve(false);
-      }, timeoutMs);
-      this.command.once('ready', onReady);
-    });
-  }
 }

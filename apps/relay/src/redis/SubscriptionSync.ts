@@ -1,5 +1,6 @@
 import { backoffDelay } from '@streamgate/protocol';
 import type { StreamName } from '@streamgate/protocol';
+import type { KeyspaceChannels } from './KeyspaceChannels.js';
 import type { NotifyRedis } from './NotifyRedis.js';
 import { toError } from './redisFailure.js';
 import type { TimerClock } from './TimerClock.js';
@@ -25,7 +26,7 @@ export interface SubscriptionSyncOptions {
  * or an unbounded queue. Only keys whose state may differ are looked at: a change of one key
  * costs one set insertion, not a scan of every watched key.
  */
-export class SubscriptionSync {
+export class SubscriptionSync implements KeyspaceChannels {
   /** Confirmed by the server on the current connection. */
   private readonly subscribed = new Set<StreamName>();
   private readonly inFlight = new Set<StreamName>();
@@ -39,6 +40,11 @@ export class SubscriptionSync {
   private running = true;
 
   constructor(private readonly options: SubscriptionSyncOptions) {}
+
+  /** The connection can take SUBSCRIBE. */
+  get ready(): boolean {
+    return this.options.redis.subscriberReady;
+  }
 
   /** Channels the server has confirmed on this connection. */
   get channelCount(): number {

@@ -28,6 +28,7 @@ export class FakeNotifyRedis implements NotifyRedis {
   /** Confirm SUBSCRIBEs at once, or hold them until `confirm()`. */
   autoConfirm = true;
   subscriberReady = true;
+  readonly connectionCount = 2;
   readReady = true;
 
   constructor(private readonly count = 1_000) {}

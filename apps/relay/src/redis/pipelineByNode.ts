@@ -1,0 +1,65 @@
+import type { Cluster } from 'ioredis';
+import type { RedisClient } from '@streamgate/redis';
+import { isClusterClient, keySlot } from '@streamgate/redis';
+import { groupIndexes } from './groupIndexes.js';
+import { toError } from './redisFailure.js';
+
+/** One command of a pipeline; `key` routes it on a Redis Cluster. */
+export interface KeyedCall {
+  readonly key: string;
+  readonly command: string;
+  readonly args: ReadonlyArray<string | number | Buffer>;
+  /** The reply as bytes (callBuffer). */
+  readonly buffer?: boolean;
+}
+
+/** What `exec` resolves to: one `[error, reply]` pair per queued command, in order. */
+export type PipelineReplies = ReadonlyArray<[Error | null, unknown]>;
+
+/**
+ * The calls as pipelines, replies in the calls' order. One instance: one pipeline. A Redis
+ * Cluster refuses a pipeline whose keys live on several nodes, so there the calls are split into
+ * one pipeline per node (by the slot map ioredis holds now; a slot that moved meanwhile is
+ * redirected by ioredis), sent together; a node's pipeline that fails is its calls' error only,
+ * and is told to `onNodeError`. On one instance a failed pipeline rejects, as `exec` does.
+ */
+export async function pipelineByNode(
+  client: RedisClient,
+  calls: readonly KeyedCall[],
+  onNodeError: (error: Error) => void,
+): Promise<PipelineReplies> {
+  if (!isClusterClient(client)) return exec(client, calls);
+  const byNode = groupIndexes(calls, (call) => nodeGroup(client, call.key));
+  const replies: Array<[Error | null, unknown]> = new Array<[Error | null, unknown]>(calls.length);
+  await Promise.all(
+    [...byNode.values()].map(async (indexes) => {
+      let part: PipelineReplies;
+      try {
+        part = await exec(
+          client,
+          indexes.map((i) => calls[i] as KeyedCall),
+        );
+      } catch (thrown) {
+        const error = toError(thrown);
+        onNodeError(error);
+        part = indexes.map(() => [error, null]);
+      }
+      indexes.forEach((index, j) => (replies[index] = part[j] ?? [new Error(`no reply ${j} in a pipeline`), null]));
+    }),
+  );
+  return replies;
+}
+
+/** The nodes serving the key's slot, as ioredis groups its own pipelines. */
+function nodeGroup(cluster: Cluster, key: string): string {
+  return cluster.slots[keySlot(key)]?.join(',') ?? '';
+}
+
+async function exec(client: RedisClient, calls: readonly KeyedCall[]): Promise<PipelineReplies> {
+  const pipeline = client.pipeline();
+  for (const call of calls) {
+    if (call.buffer === true) pipeline.callBuffer(call.command, [...call.args]);
+    else pipeline.call(call.command, [...call.args]);
+  }
+  return (await pipeline.exec()) ?? [];
+}
