@@ -1,5 +1,3 @@
-import { Cluster } from 'ioredis';
-import type { Redis } from 'ioredis';
 import { startRedis, startRedisCluster } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import { pinProcess } from './pinning.js';
@@ -50,13 +48,6 @@ export async function startSingleTarget(args: readonly string[], pinning: Pinnin
   return { ...target, redis, stop: () => redis.stop() };
 }
 
-/** The node's process id, from INFO (the harness's nodes are processes of their own). */
-async function processId(client: Redis): Promise<number> {
-  const pid = Number(/process_id:(\d+)/.exec(await client.info('server'))?.[1]);
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error('INFO server names no process_id');
-  return pid;
-}
-
 /**
  * A Redis Cluster of `primaries` primaries with `replicasPerPrimary` replicas each (testkit
  * startRedisCluster), every node with `args`, pinned to the client side's cores when pinned.
@@ -72,30 +63,24 @@ export async function startClusterTarget(
   });
   try {
     await cluster.waitHealthy();
+    const seeder = cluster.cluster({ enableAutoPipelining: true });
     const byRole = { primaries: [] as number[], replicas: [] as number[] };
     for (const node of cluster.nodes) {
-      const pid = await processId(node.client());
+      const pid = node.service?.pid;
+      if (pid === undefined) throw new Error(`cluster node ${node.port} has no process`);
       if (pinning.pinned) pinProcess(pid, pinning.plan.clientCpus);
       (node.role === 'primary' ? byRole.primaries : byRole.replicas).push(pid);
     }
-    const seed = cluster.nodes[0];
-    if (seed === undefined) throw new Error('the cluster has no nodes');
     return {
       kind: 'cluster',
       url: cluster.url,
       redisPid: null,
       cpuGroups: byRole,
       flush: async () => {
-        await Promise.all(cluster.primaries().map((node) => node.client().flushall()));
+        await Promise.all((await cluster.primaries()).map((node) => node.client().flushall()));
       },
-      seed: async (streams) => {
-        const client = new Cluster([{ host: '127.0.0.1', port: seed.port }], { enableAutoPipelining: true });
-        try {
-          await seedStreams(client, streams);
-        } finally {
-          client.disconnect();
-        }
-      },
+      // One client for every seeding, closed by the cluster's stop().
+      seed: (streams) => seedStreams(seeder, streams),
       stop: () => cluster.stop(),
     };
   } catch (error) {

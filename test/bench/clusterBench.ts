@@ -84,7 +84,7 @@ export async function measureCluster(d: ClusterDeps): Promise<ClusterResults> {
         for (const target of targets) out.runs.push(await fixedRun(d, target, w));
       }
       const tw: TaskWorkload = {
-        name: `${cs.throughput.streams} streams × 1, throughput`,
+        name: `${cs.throughput.streams.toLocaleString('en-US')} streams × 1, throughput`,
         streams: cs.throughput.streams,
         eventsPerSecond: cs.throughput.firstRate,
         subsPerSocket: TASK_SUBS_PER_SOCKET,
@@ -154,7 +154,7 @@ async function kneeRun(d: ClusterDeps, target: BenchTarget, w: TaskWorkload): Pr
     return { ...none, skipped: 'time budget spent' };
   }
   const t = d.scale.cluster.throughput;
-  d.log(`cluster: ${TARGET_LABEL[target.kind]}: throughput on ${w.streams} streams × 1 (from ${t.firstRate}/s, doubling, then bisected)`);
+  d.log(`cluster: ${TARGET_LABEL[target.kind]}: throughput on ${w.name} (from ${t.firstRate}/s, doubling, then bisected)`);
   return withTaskSession(d, target, seriesSetup('relay-notify', 0), w, meterOf(target), async (session: TaskSession) => {
     const scale = { ...d.scale, stepMs: t.stepMs };
     const steps: StepResult[] = [];

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterKnee, ClusterResults, ClusterRun, ClusterTargetKind, EntryCosts } from './clusterBench.js';
 import { fmtRate } from './fanoutBench.js';
+import { SERVER_BOUND_CPU } from './pinning.js';
 import type { Pinning } from './pinning.js';
 
 /** What `BENCH_PARTS=cluster` writes: cluster-results.json holds this, cluster-results.md renders it. */
@@ -54,7 +55,13 @@ function limitCell(k: ClusterKnee | undefined, pinned: boolean): string {
   if (k?.knee === null || k?.knee === undefined) return '—';
   const relay = `relay ${(k.knee.serverCpu * 100).toFixed(0)}%`;
   const client = `client side ${((k.clientCores ?? 0) * 100).toFixed(0)}%`;
-  const verdict = k.bound === 'server' ? 'the relay' : 'the client side (Redis, load generator, publisher) or latency';
+  const clientFull = (k.clientCores ?? 0) >= SERVER_BOUND_CPU;
+  const verdict =
+    k.bound === 'server'
+      ? 'the relay'
+      : clientFull
+        ? 'the client side (Redis, load generator, publisher)'
+        : 'neither core full: other load on the machine, or latency';
   return `${verdict}${pinned ? '' : ' (unpinned)'}: ${relay}, ${client}`;
 }
 
@@ -111,9 +118,9 @@ export function renderClusterMarkdown(r: ClusterReport): string {
   const [ks, kc] = [knee('single'), knee('cluster')];
   if (ks !== undefined || kc !== undefined) {
     lines.push(
-      `**Throughput: deliveries/s at the knee** on ${(ks ?? kc)?.streams ?? 0} streams × 1 (highest offered rate with p99 < 100 ms and ≥ 99.9% ` +
-        'delivered – lowest failing rate above it; the knee lies between). Limited by: the relay when its core was ≥ 90% busy, else the ' +
-        'client side, whose core carries every Redis process, the load generator and the publisher.',
+      `**Throughput: deliveries/s at the knee** on ${((ks ?? kc)?.streams ?? 0).toLocaleString('en-US')} streams × 1 (highest offered rate with p99 < 100 ms and ≥ 99.9% ` +
+        'delivered – lowest failing rate above it; the knee lies between). Limited by: the relay when its core was ≥ 90% busy, the ' +
+        'client side when its core (every Redis process, the load generator and the publisher) was, else neither.',
     );
     lines.push('');
     lines.push(
