@@ -38,7 +38,9 @@ export interface RedisClusterNode {
    * Stops the node if running and starts it again on the same ports and directory, so its
    * nodes.conf makes it rejoin under the same id (as a replica, if it was failed over meanwhile:
    * its data is empty, since nodes do not persist). Resolves once it answers PING; call the
-   * cluster's waitHealthy() to wait until it has rejoined.
+   * cluster's waitHealthy() to wait until it has rejoined. A primary restarted before its replica
+   * took over comes back as the (empty) primary of its slots, and the replica resyncs to empty:
+   * wait for primaryOf() to change first when the test wants a failover.
    */
   restart(): Promise<void>;
 }

@@ -85,4 +85,25 @@ describe('startRedisCluster', () => {
     // Disconnected; ioredis leaves a Cluster that has reconnected once at 'close' instead of 'end'.
     expect(['close', 'end']).toContain(client.status);
   }, 30_000);
+
+  it('passes args to every node, and waitHealthy names what is wrong when a primary without replica dies', async () => {
+    await using cluster = await startRedisCluster({ replicasPerPrimary: 0, args: ['--notify-keyspace-events', 'Kt'] });
+    expect(cluster.nodes.map((node) => node.role)).toEqual(['primary', 'primary', 'primary']);
+    for (const node of cluster.nodes) {
+      const client = node.client();
+      expect(await client.config('GET', 'notify-keyspace-events')).toEqual(['notify-keyspace-events', 'tK']);
+      client.disconnect();
+    }
+    const victim = cluster.nodes[1]!;
+    const keys = await cluster.keysOnEveryPrimary('k:', 3);
+    const owners = await Promise.all(keys.map((key) => cluster.primaryOf(key)));
+    const victimKey = keys[owners.findIndex((node) => node.id === victim.id)]!;
+    await victim.kill();
+    await expect(cluster.waitHealthy(1_500)).rejects.toThrow(
+      /redis cluster not healthy: .*(cluster_state:fail|without a live primary|as master,fail)/,
+    );
+    expect(await cluster.primaries()).toHaveLength(2);
+    await expect(cluster.primaryOf(victimKey)).rejects.toThrow(/no live primary serves slot/);
+    await expect(cluster.keysOnEveryPrimary('k:', 3)).rejects.toThrow(/has no live primary/);
+  }, 20_000);
 });
