@@ -120,8 +120,12 @@ describe('parseRelayConfig', () => {
     ]);
     expect(config({ ...base, RELAY_REDIS_ALLOWLIST: allowlist, RELAY_READ_MODE: 'notify' }).RELAY_READ_MODE).toBe('notify');
     const messages = problems({ ...base, RELAY_REDIS_ALLOWLIST: allowlist, RELAY_READ_MODE: 'batch' });
-    expect(messages).toEqual([expect.stringMatching(/^RELAY_READ_MODE.*RELAY_REDIS_ALLOWLIST names the Redis Cluster redis-cluster:\/\/seed:7000/)]);
-    expect(problems({ ...base, RELAY_REDIS_ALLOWLIST: 'redis-cluster://seed:7000/3' }).join('\n')).toMatch(/^RELAY_REDIS_ALLOWLIST.*redis-cluster:\/\//);
+    expect(messages).toEqual([
+      expect.stringMatching(/^RELAY_READ_MODE.*RELAY_REDIS_ALLOWLIST names the Redis Cluster redis-cluster:\/\/seed:7000/),
+    ]);
+    expect(problems({ ...base, RELAY_REDIS_ALLOWLIST: 'redis-cluster://seed:7000/3' }).join('\n')).toMatch(
+      /^RELAY_REDIS_ALLOWLIST.*redis-cluster:\/\//,
+    );
   });
 
   it('reports every problem at once, cross-variable ones included', () => {

@@ -1,4 +1,4 @@
-import type { Cluster, ClusterOptions, Redis } from 'ioredis';
+import type { ClusterOptions, Redis } from 'ioredis';
 import { parseRedisTarget } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { isClusterClient, openRedis } from '@streamgate/redis';
@@ -64,7 +64,8 @@ export class LiveReaderFactory {
 
   private instance(role: string, node: NodeOptions): Redis {
     const client = this.connect(role, node);
-    if (isClusterClient(client)) throw new Error(`${this.options.source.target}: a Redis Cluster has no single-instance ${role} connection`);
+    if (isClusterClient(client))
+      throw new Error(`${this.options.source.target}: a Redis Cluster has no single-instance ${role} connection`);
     return client;
   }
 

@@ -1,0 +1,190 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { RelayClient } from '@streamgate/client';
+import type { Subscription } from '@streamgate/client';
+import type { StreamId } from '@streamgate/protocol';
+import { compareStreamIds } from '@streamgate/protocol';
+import { generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
+import type { PrivateJwk } from '@streamgate/server';
+import { clusterKeySlot, spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
+import type { RedisCluster, RelayProcess } from '@streamgate/testkit';
+import { mintToken } from './support/mintToken.js';
+import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
+
+const STREAMS = 1_000;
+const COPIES = 3;
+const ROUNDS = 4;
+const MOVERS = 100;
+const SUBS_PER_SOCKET = 250;
+
+interface Seen {
+  seqs: number[];
+  ids: StreamId[];
+}
+
+let cluster: RedisCluster;
+let dir: string;
+let signingKey: PrivateJwk;
+const relays: RelayProcess[] = [];
+
+/** A relay on the cluster that trusts the test's key from a JWKS file (no auth service needed). */
+async function startRelay(name: string): Promise<RelayProcess> {
+  const relay = await spawnRelay({
+    name,
+    authUrl: 'http://127.0.0.1:9',
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    redisAllowlist: cluster.url,
+    env: {
+      RELAY_JWKS_URL: '',
+      RELAY_JWKS_FILE: join(dir, 'jwks.json'),
+      RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: '1000',
+      RELAY_DRAIN_WINDOW_MS: '1000',
+      // No sweep within the test: every entry must arrive through its node's keyspace channel,
+      // so a channel subscribed on the wrong node (or not at all) shows as a missing delivery.
+      RELAY_NOTIFY_SWEEP_MS: '600000',
+    },
+  });
+  relays.push(relay);
+  await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, {
+    timeoutMs: 20_000,
+    message: `${name} never became ready`,
+  });
+  return relay;
+}
+
+/** Waits until `count()` reaches `total`; a failure says how far it got. */
+async function waitCount(count: () => number, total: number, what: string, timeoutMs: number): Promise<void> {
+  try {
+    await waitFor(() => count() === total, { timeoutMs, message: what });
+  } catch (error) {
+    throw new Error(`${what}: ${count()}/${total}`, { cause: error });
+  }
+}
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ args: ['--notify-keyspace-events', 'Kt'] });
+  dir = await mkdtemp(join(tmpdir(), 'cluster-relay-'));
+  signingKey = await generateSigningKey('ES256', 'cluster-key-1');
+  const keys = await SigningKeySet.fromJson(JSON.stringify([signingKey]));
+  if (!keys.ok) throw new Error(keys.error.message);
+  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
+  await Promise.all([startRelay('relay-a'), startRelay('relay-b')]);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.allSettled(relays.map((r) => r.service.stop()));
+  await cluster?.stop();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe('relays on a Redis Cluster', () => {
+  it('delivers every entry of 1,000 streams on every primary once, in order, to 3,000 subscriptions over two relays; resumes across relays without a gap; holds a bounded number of connections per primary', async () => {
+    const [relayA, relayB] = relays.sort((a, b) => a.service.name.localeCompare(b.service.name));
+    if (relayA === undefined || relayB === undefined) throw new Error('relays not started');
+    const names = await cluster.keysOnEveryPrimary('cluster-relay:', STREAMS);
+    const primaries = await cluster.primaries();
+    const writer = cluster.cluster({ enableAutoPipelining: true });
+    await waitFor(() => writer.status === 'ready', { timeoutMs: 10_000, message: 'writer connected to the cluster' });
+    const ownerOf = new Map(names.map((n) => [n, Number(writer.slots[clusterKeySlot(n)]?.[0]?.split(':')[1])]));
+    expect(new Set(ownerOf.values()).size).toBe(primaries.length);
+    const tokens = await Promise.all(names.map((stream) => mintToken(signingKey, { stream, redis: cluster.url })));
+
+    const clients: RelayClient[] = [];
+    const onRelay = new Map<string, { client: RelayClient | null; slot: number }>([
+      [relayA.url, { client: null, slot: 0 }],
+      [relayB.url, { client: null, slot: 0 }],
+    ]);
+    const clientOn = (url: string): RelayClient => {
+      const state = onRelay.get(url);
+      if (state === undefined) throw new Error(`unknown relay ${url}`);
+      if (state.client === null || state.slot % SUBS_PER_SOCKET === 0) {
+        state.client = new RelayClient({ urls: [url], WebSocket, backoff: { baseMs: 50, maxMs: 1_000 } });
+        clients.push(state.client);
+      }
+      state.slot++;
+      return state.client;
+    };
+    const subscribe = (i: number, url: string, seen: Seen, from?: StreamId): Subscription<{ seq: number }> =>
+      clientOn(url).subscribe<{ seq: number }>({
+        getToken: () => Promise.resolve({ token: tokens[i] ?? '', stream: names[i] ?? '', expiresAt: Date.now() + 300_000 }),
+        ...(from === undefined ? {} : { from }),
+        onEvent: (data, meta) => {
+          seen.seqs.push(data.seq);
+          seen.ids.push(meta.id);
+        },
+      });
+
+    // Subscription (stream i, copy c) is on relay A or B alternately, so each relay reads every stream.
+    const seen: Seen[][] = names.map(() => Array.from({ length: COPIES }, () => ({ seqs: [], ids: [] })));
+    const subs: Array<Array<Subscription<{ seq: number }>>> = names.map((_, i) =>
+      Array.from({ length: COPIES }, (__, c) => subscribe(i, (i + c) % 2 === 0 ? relayA.url : relayB.url, seen[i]![c]!)),
+    );
+    const publishRound = async (seq: number): Promise<void> => {
+      await Promise.all(names.map((n) => writer.xadd(n, '*', 'data', JSON.stringify({ seq }))));
+    };
+    try {
+      const all = (): Array<Subscription<{ seq: number }>> => subs.flat();
+      await waitCount(() => all().filter((s) => s.state === 'live').length, STREAMS * COPIES, 'subscriptions live', 30_000);
+
+      await publishRound(0);
+      await publishRound(1);
+      const holding = (rounds: number) => () => seen.flat().filter((s) => s.seqs.length >= rounds).length;
+      await waitCount(holding(2), STREAMS * COPIES, 'subscriptions holding rounds 0-1', 20_000);
+
+      // Movers: copy 0 of the first MOVERS streams that sit on relay A leaves it, misses a round,
+      // and resumes on relay B from its last id.
+      const movers = names
+        .map((_, i) => i)
+        .filter((i) => i % 2 === 0)
+        .slice(0, MOVERS);
+      const resumedFrom = movers.map((i) => {
+        const sub = subs[i]![0]!;
+        const position = sub.position;
+        sub.unsubscribe();
+        if (position === undefined) throw new Error(`stream ${names[i]} has no position`);
+        return position;
+      });
+      await publishRound(2);
+      movers.forEach((i, k) => (subs[i]![0] = subscribe(i, relayB.url, seen[i]![0]!, resumedFrom[k])));
+      await publishRound(3);
+
+      await waitCount(holding(ROUNDS), STREAMS * COPIES, `subscriptions holding all ${ROUNDS} rounds`, 20_000);
+      const expected = Array.from({ length: ROUNDS }, (_, r) => r);
+      for (const [i, copies] of seen.entries()) {
+        for (const s of copies) {
+          expect(s.seqs, names[i]).toEqual(expected);
+          for (let k = 1; k < s.ids.length; k++) expect(compareStreamIds(s.ids[k]!, s.ids[k - 1]!)).toBeGreaterThan(0);
+        }
+      }
+      expect(all().reduce((n, s) => n + s.duplicatesIgnored, 0)).toBe(0);
+      // Not one read, check or channel command refused (a cross-slot command would be CROSSSLOT).
+      for (const relay of [relayA, relayB]) {
+        const metrics = await (await fetch(`${relay.httpUrl}/metrics`)).text();
+        expect(metricValue(metrics, 'streamgate_relay_redis_errors_total'), `${relay.service.name} redis errors`).toBe(0);
+        expect(metricValue(metrics, 'streamgate_relay_read_mode', 'mode="notify"')).toBe(1);
+        expect(metricValue(metrics, 'streamgate_relay_cluster_nodes_without_notify')).toBe(0);
+      }
+
+      // Connections: a command, a read and a pub/sub connection per primary and relay (plus, at
+      // most, ioredis's short-lived slot-map refresher), whatever the number of streams.
+      for (const node of primaries) {
+        const list = String(await node.client().call('CLIENT', 'LIST'));
+        for (const relay of ['relay-a', 'relay-b']) {
+          const connections = list.split('\n').filter((line) => line.includes(`name=streamgate-relay:${relay}:`));
+          expect(connections.length, `${relay} on primary ${node.port}`).toBeGreaterThanOrEqual(3);
+          expect(connections.length, `${relay} on primary ${node.port}: ${connections.join('\n')}`).toBeLessThanOrEqual(4);
+        }
+        // Each relay holds each stream's channel on the primary that serves it, and only there.
+        const channels = Number(/pubsub_channels:(\d+)/.exec(String(await node.client().info('stats')))?.[1] ?? NaN);
+        expect(channels, `channels on primary ${node.port}`).toBe([...ownerOf.values()].filter((p) => p === node.port).length);
+      }
+    } finally {
+      for (const c of clients) c.close();
+      writer.disconnect();
+    }
+  }, 60_000);
+});
