@@ -95,15 +95,18 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     if (!auth.ok) throw new Error(auth.error.message);
     expect(relay.RELAY_TOKEN_ISSUER).toBe(auth.config.issuer);
     expect(relay.RELAY_TOKEN_AUDIENCE).toBe(auth.config.audience);
-    expect([...relay.RELAY_REDIS_ALLOWLIST]).toContain(normalizeRedisTarget(auth.config.redisUrl));
-    expect(parseRedisTarget(auth.config.redisUrl)?.kind, 'the Redis tokens name').toBe(overlay.streams);
+    for (const target of auth.config.redisTargets) expect([...relay.RELAY_REDIS_ALLOWLIST]).toContain(target);
+    expect(
+      auth.config.redisTargets.map((t) => parseRedisTarget(t)?.kind),
+      'the Redis tokens name',
+    ).toEqual([overlay.streams]);
     const ingest = envOf('ingest');
     const ingestRedis = ingest.values.INGEST_REDIS_URL;
     if (ingestRedis === undefined) {
       // With credentials the URL is a Secret (prod); then the settings cannot be compared here.
       expect(ingest.secrets.INGEST_REDIS_URL?.secret, 'INGEST_REDIS_URL comes from the settings or a Secret').toBe('ingest-redis');
     } else {
-      expect(normalizeRedisTarget(ingestRedis)).toBe(normalizeRedisTarget(auth.config.redisUrl));
+      expect([normalizeRedisTarget(ingestRedis)]).toEqual(auth.config.redisTargets);
     }
     // Relays heartbeat demand under the prefixes ingest serves, or ingest never subscribes upstream;
     // ingest is told the same prefixes, to warn at boot about topology streams outside them.

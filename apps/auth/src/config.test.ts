@@ -32,7 +32,7 @@ describe('parseAuthConfig', () => {
         issuer: 'https://auth.local',
         audience: 'streamgate-relay',
         tokenTtlSeconds: 300,
-        redisUrl: 'redis://streams:6379/0',
+        redisTargets: ['redis://streams:6379/0'],
         demandPrefixes: [],
         demandTtlMs: 30_000,
         demoRouter: false,
@@ -94,6 +94,29 @@ describe('parseAuthConfig', () => {
     );
     expect(failure({ ...base, LOG_LEVEL: 'loud' }).variable).toBe('LOG_LEVEL');
     expect(failure({ ...base, AUTH_DEV_GENERATE_KEYS: 'yes' }).variable).toBe('AUTH_DEV_GENERATE_KEYS');
+  });
+
+  it('takes one Redis (an instance or a cluster) or a list of instances, normalized, not both', () => {
+    expect(parseAuthConfig({ ...base, AUTH_REDIS_URL: 'redis-cluster://Seed:7000/0' })).toMatchObject({
+      ok: true,
+      config: { redisTargets: ['redis-cluster://seed:7000'] },
+    });
+    expect(parseAuthConfig({ ...base, AUTH_REDIS_URL: '', AUTH_REDIS_TARGETS: 'redis://R0, redis://r1:6380/2 ,' })).toMatchObject({
+      ok: true,
+      config: { redisTargets: ['redis://r0:6379/0', 'redis://r1:6380/2'] },
+    });
+    expect(failure({ ...base, AUTH_REDIS_TARGETS: 'redis://r0' })).toMatchObject({
+      variable: 'AUTH_REDIS_TARGETS',
+      message: expect.stringMatching(/conflicts with AUTH_REDIS_URL/) as string,
+    });
+    expect(failure({ ...base, AUTH_REDIS_URL: undefined, AUTH_REDIS_TARGETS: 'redis://r0,redis://u:pw@r1' })).toMatchObject({
+      variable: 'AUTH_REDIS_TARGETS',
+      message: expect.stringMatching(/"redis:\/\/u:pw@r1" is not a redis/) as string,
+    });
+    expect(failure({ ...base, AUTH_REDIS_URL: undefined, AUTH_REDIS_TARGETS: 'redis://r0,redis://R0:6379/0' })).toMatchObject({
+      variable: 'AUTH_REDIS_TARGETS',
+      message: expect.stringMatching(/lists redis:\/\/r0:6379\/0 twice/) as string,
+    });
   });
 
   it('takes a blank value as unset: the default, never 0', () => {

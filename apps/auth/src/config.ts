@@ -16,7 +16,12 @@ export type AuthConfig = {
   issuer: string;
   audience: string;
   tokenTtlSeconds: number;
-  redisUrl: string;
+  /**
+   * The Redis targets tokens name, normalized (normalizeRedisTarget): one (AUTH_REDIS_URL, an
+   * instance or a cluster), or the instances streams are spread over (AUTH_REDIS_TARGETS), each
+   * stream on placeStream(stream, redisTargets) (docs/protocol.md §16).
+   */
+  redisTargets: readonly string[];
   /** Streams under these prefixes are ingest-backed: minting a token for one registers demand. */
   demandPrefixes: readonly string[];
   demandTtlMs: number;
@@ -46,7 +51,11 @@ export type AuthOpsConfig = {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const redisUrlCheck = (raw: string): string | null =>
   normalizeRedisTarget(raw) === null
-    ? 'must be a redis:// or rediss:// URL with host, optional port and db, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0'
+    ? 'must be a redis:// or rediss:// URL with host, optional port and db, or a redis-cluster:// or rediss-cluster:// URL with host and optional port, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0 or redis-cluster://streams:7000'
+    : null;
+const redisTargetItemCheck = (item: string): string | null =>
+  normalizeRedisTarget(item) === null
+    ? `"${item}" is not a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL without credentials; list targets as the relays' allowlist does, e.g. redis://r0:6379/0,redis://r1:6379/0`
     : null;
 /** The target a URL names once its credentials are taken out; null if it is not a Redis URL. */
 export function opsRedisTarget(raw: string): string | null {
@@ -81,7 +90,8 @@ export const authConfigSchema = z
     AUTH_ISSUER: envText({ required: 'set it to the token issuer (iss), the same value the relays expect (RELAY_TOKEN_ISSUER)' }),
     AUTH_AUDIENCE: envText({ required: 'set it to the token audience (aud), the same value the relays expect (RELAY_TOKEN_AUDIENCE)' }),
     AUTH_TOKEN_TTL_SECONDS: envInt({ fallback: 300, min: 1, max: MAX_TOKEN_TTL_SECONDS, fix: 'set the token lifetime in seconds' }),
-    AUTH_REDIS_URL: envText({ required: 'set it to the Redis URL named in tokens, e.g. redis://streams:6379/0', check: redisUrlCheck }),
+    AUTH_REDIS_URL: envText({ optional: 'and set AUTH_REDIS_TARGETS instead', check: redisUrlCheck }),
+    AUTH_REDIS_TARGETS: envList({ fallback: [], fallbackText: 'none (one Redis: AUTH_REDIS_URL)', each: redisTargetItemCheck }),
     AUTH_DEMAND_PREFIXES: envList({ fallback: [] }),
     AUTH_DEMAND_TTL_MS: envInt({
       fallback: 30_000,
@@ -182,6 +192,31 @@ export const authConfigSchema = z
   )
   .superRefine(
     (e, ctx) => {
+      if (e.AUTH_REDIS_URL === undefined && e.AUTH_REDIS_TARGETS.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_REDIS_URL'],
+          message:
+            'is required; set it to the Redis URL named in tokens, e.g. redis://streams:6379/0 (or redis-cluster://streams:7000), or set AUTH_REDIS_TARGETS to the instances streams are spread over',
+        });
+      } else if (e.AUTH_REDIS_URL !== undefined && e.AUTH_REDIS_TARGETS.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_REDIS_TARGETS'],
+          message: 'conflicts with AUTH_REDIS_URL; set AUTH_REDIS_URL for one Redis or AUTH_REDIS_TARGETS for several, not both',
+        });
+      }
+      const normalized = e.AUTH_REDIS_TARGETS.map((item) => normalizeRedisTarget(item) ?? item);
+      const repeated = normalized.find((target, i) => normalized.indexOf(target) !== i);
+      if (repeated !== undefined) {
+        // Placement scores each listed target: a repeat would be one instance counted twice.
+        ctx.addIssue({ code: 'custom', path: ['AUTH_REDIS_TARGETS'], message: `lists ${repeated} twice; list each instance once` });
+      }
+    },
+    whenValid('AUTH_REDIS_URL', 'AUTH_REDIS_TARGETS'),
+  )
+  .superRefine(
+    (e, ctx) => {
       if (e.AUTH_OPERATOR_CREDENTIAL_SHA256 !== undefined && e.AUTH_OPS_REDIS_URL === undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -205,7 +240,9 @@ export const authConfigSchema = z
     issuer: e.AUTH_ISSUER,
     audience: e.AUTH_AUDIENCE,
     tokenTtlSeconds: e.AUTH_TOKEN_TTL_SECONDS,
-    redisUrl: e.AUTH_REDIS_URL,
+    redisTargets: (e.AUTH_REDIS_URL === undefined ? e.AUTH_REDIS_TARGETS : [e.AUTH_REDIS_URL]).map(
+      (raw) => normalizeRedisTarget(raw) ?? raw,
+    ),
     demandPrefixes: e.AUTH_DEMAND_PREFIXES,
     demandTtlMs: e.AUTH_DEMAND_TTL_MS,
     demoRouter: e.AUTH_DEMO_ROUTER,

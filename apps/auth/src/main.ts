@@ -1,11 +1,12 @@
 import { initTRPC } from '@trpc/server';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
 import { bootApp, configError, exitOnConfigError } from '@streamgate/boot';
 import type { FaultPolicy } from '@streamgate/boot';
 import { RedisDemandRegistry } from '@streamgate/demand';
+import { openRedis } from '@streamgate/redis';
 import { createTokenIssuer } from '@streamgate/server';
 import { parseAuthConfig } from './config.js';
 import type { AuthConfig } from './config.js';
@@ -13,6 +14,7 @@ import { createAuthMetrics } from './createAuthMetrics.js';
 import { createAuthServer } from './createAuthServer.js';
 import type { AuthServer } from './createAuthServer.js';
 import { combineObservers, createDemandObserver } from './createDemandObserver.js';
+import { DemandTargets } from './DemandTargets.js';
 import { createDemoRouter } from './demoRouter.js';
 import { createOpsContext, createOpsRouter } from './ops/createOpsRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
@@ -24,7 +26,7 @@ async function startAuth(
   config: AuthConfig,
   logger: Logger,
   faults: FaultPolicy,
-): Promise<{ server: AuthServer; demandRedis: Redis | null; ops: AuthOpsPublisher | null; stopping: () => void }> {
+): Promise<{ server: AuthServer; demand: DemandTargets | null; ops: AuthOpsPublisher | null; stopping: () => void }> {
   const loaded = await loadSigningKeys(config.signingKeys);
   if (!loaded.ok) {
     const variable = config.signingKeys.kind === 'file' ? 'AUTH_SIGNING_KEYS_FILE' : 'AUTH_SIGNING_KEYS';
@@ -39,7 +41,8 @@ async function startAuth(
     keys,
     issuer: config.issuer,
     audience: config.audience,
-    redis: config.redisUrl,
+    // One target, or several with each stream placed by placeStream (a list of one places on it).
+    redis: config.redisTargets,
     ttlSeconds: config.tokenTtlSeconds,
   });
   const metrics = createAuthMetrics({ defaultMetrics: true });
@@ -50,11 +53,18 @@ async function startAuth(
     registers: [metrics.registry],
   });
   faults.countWith((kind) => faultCounter.inc({ kind }));
-  // Demand goes to the Redis the tokens name: ingest keeps its demand set beside the streams.
-  const demandRedis =
-    config.demandPrefixes.length === 0 ? null : new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 });
-  demandRedis?.on('error', (error: Error) => logger.warn({ err: error }, 'demand redis error'));
-  const demand = demandRedis === null ? null : new RedisDemandRegistry(demandRedis);
+  // Demand goes to the Redis the token names: ingest keeps its demand set beside the streams.
+  const demand =
+    config.demandPrefixes.length === 0
+      ? null
+      : new DemandTargets(config.redisTargets, (target) => {
+          const client = openRedis(target, { connectionName: 'streamgate-auth-demand', node: { maxRetriesPerRequest: 1 } });
+          client.on('error', (error: Error) => logger.warn({ err: error, target }, 'demand redis error'));
+          // RedisDemandRegistry is typed for Redis until packages/demand takes RedisClient; a
+          // Cluster has the same defineCommand and script API, and the demand set is one key (one slot).
+          const registry = new RedisDemandRegistry(client as Redis);
+          return { heartbeat: (streams, ttlMs) => registry.heartbeat(streams, ttlMs), close: () => client.disconnect() };
+        });
   const observer =
     demand === null
       ? metrics.observer
@@ -63,7 +73,7 @@ async function startAuth(
           createDemandObserver({
             prefixes: config.demandPrefixes,
             ttlMs: config.demandTtlMs,
-            register: (stream, ttlMs) => demand.heartbeat([stream], ttlMs),
+            register: (stream, ttlMs) => demand.register(stream, ttlMs),
             onOutcome: (outcome, stream, error) => {
               metrics.demandRegistrations.inc({ outcome });
               if (outcome === 'failed') logger.warn({ err: error, stream }, 'could not register ingest demand');
@@ -109,7 +119,7 @@ async function startAuth(
             signingKeyIds: () => keys.all.map((k) => k.kid),
           },
         });
-  return { server, demandRedis, ops, stopping: () => (ready = false) };
+  return { server, demand, ops, stopping: () => (ready = false) };
 }
 
 // Auth holds no state worth a drain: a fault exits at once and Kubernetes restarts the pod.
@@ -125,7 +135,7 @@ const { log: logger, app: auth } = await bootApp({
 
 const shutdown = (signal: NodeJS.Signals): void => {
   logger.info({ signal }, 'shutting down');
-  auth.demandRedis?.disconnect();
+  auth.demand?.close();
   auth.stopping();
   // The last snapshot says not ready, so the dashboard shows the service leaving rather than going stale.
   const ops = auth.ops;

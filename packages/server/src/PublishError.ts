@@ -18,14 +18,34 @@ export type PublishError =
   | { code: 'redis_unavailable'; retryable: true; written: PublishWritten; message: string }
   /** Redis refused this write for good (e.g. the key holds another type); retrying will not help. */
   | { code: 'redis_rejected'; retryable: false; written: PublishWritten; message: string }
+  /** `waitForReplicas` is not `{ count: 1…, timeoutMs: 1… }` below the publisher's `timeoutMs`. */
+  | { code: 'options_invalid'; retryable: false; field: 'waitForReplicas'; message: string }
+  /**
+   * The entry was written on the primary as `id` (`duplicate` as in a success), but fewer than the
+   * `wanted` replicas acknowledged it within the wait (`replicas` did). If that primary fails now,
+   * the promoted replica may not hold the entry. Retry with the same idempotencyKey: the retry
+   * answers `duplicate` if the entry is there, and writes it once if it was lost; a retry without
+   * a key can leave the entry twice.
+   */
+  | {
+      code: 'not_replicated';
+      retryable: true;
+      written: 'unknown';
+      id: string;
+      duplicate: boolean;
+      replicas: number;
+      wanted: number;
+      message: string;
+    }
   /** publisher.close() was called, or the client it was made from has ended. */
   | { code: 'closed'; retryable: false; written: PublishWritten; message: string };
 
 export type PublishErrorCode = PublishError['code'];
 
 // Error codes (a RESP error's first word) meaning "the server cannot take writes right now"
-// rather than "this write is wrong"; the server did not apply the command.
-const TRANSIENT_REPLY_CODES = new Set(['LOADING', 'BUSY', 'TRYAGAIN', 'MASTERDOWN', 'READONLY', 'CLUSTERDOWN', 'OOM']);
+// rather than "this write is wrong"; the server did not apply the command. MOVED and ASK reach
+// here only when a Cluster's slot moved under the publish more often than it follows.
+const TRANSIENT_REPLY_CODES = new Set(['LOADING', 'BUSY', 'TRYAGAIN', 'MASTERDOWN', 'READONLY', 'CLUSTERDOWN', 'OOM', 'MOVED', 'ASK']);
 
 export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 

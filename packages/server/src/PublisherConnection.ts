@@ -1,4 +1,6 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { openRedis } from '@streamgate/redis';
+import type { OpenRedisOptions, RedisClient } from '@streamgate/redis';
 import { timeoutAfter } from './timeoutAfter.js';
 
 /*
@@ -17,48 +19,107 @@ const NEVER_RESEND: RedisOptions = {
   lazyConnect: true,
 };
 
-export type ConnectionWait = { ok: true; redis: Redis } | { ok: false; ended: boolean; reason: string };
+/*
+ * The same on a Cluster, whose own retry paths sit above the node connections: a command lost
+ * with its node's connection ("Connection is closed.") is resent after `retryDelayOnFailover`,
+ * and one refused with CLUSTERDOWN after `retryDelayOnClusterDown`, both possibly after the
+ * caller's timeout. Zero turns both off (the caller hears the failure). MOVED and ASK
+ * redirections stay on: Redis applied nothing, and they are followed at once. TRYAGAIN (a
+ * multi-key command during a slot migration, also not applied) is retried by ioredis at most
+ * `maxRedirections` times, 100 ms apart, well inside a publish's timeout.
+ */
+const CLUSTER_NEVER_RESEND: ClusterOptions = {
+  retryDelayOnFailover: 0,
+  retryDelayOnClusterDown: 0,
+  enableOfflineQueue: false,
+  lazyConnect: true,
+};
+const NODE_NEVER_RESEND: RedisOptions = { autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, reconnectOnError: null };
+
+const DEFAULT_CONNECTION_NAME = 'streamgate-publisher';
+
+export type ConnectionWait = { ok: true; redis: RedisClient } | { ok: false; ended: boolean; reason: string };
+
+/** The key prefix a client would put in front of every key, if any (a publisher refuses one). */
+export function clientKeyPrefix(client: RedisClient): string | undefined {
+  if (!client.isCluster) return (client as Redis).options.keyPrefix || undefined;
+  const cluster = client as Cluster;
+  return cluster.options.keyPrefix || cluster.options.redisOptions?.keyPrefix || undefined;
+}
+
+function duplicateNeverResend(template: RedisClient): RedisClient {
+  if (!template.isCluster) {
+    const redis = template as Redis;
+    return redis.duplicate({ ...NEVER_RESEND, connectionName: redis.options.connectionName ?? DEFAULT_CONNECTION_NAME });
+  }
+  const cluster = template as Cluster;
+  const nodeOptions = cluster.options.redisOptions ?? {};
+  return cluster.duplicate([], {
+    ...CLUSTER_NEVER_RESEND,
+    redisOptions: { ...nodeOptions, ...NODE_NEVER_RESEND, connectionName: nodeOptions.connectionName ?? DEFAULT_CONNECTION_NAME },
+  });
+}
+
+/** How a publisher reaches a target URL it was given (credentials stay out of the URL). */
+export type TargetConnectionOptions = Pick<OpenRedisOptions, 'username' | 'password' | 'connectionName'>;
+
+function openNeverResend(target: string, options: TargetConnectionOptions): RedisClient {
+  return openRedis(target, {
+    ...options,
+    connectionName: options.connectionName ?? DEFAULT_CONNECTION_NAME,
+    enableOfflineQueue: false,
+    node: { ...NODE_NEVER_RESEND, lazyConnect: true },
+    cluster: CLUSTER_NEVER_RESEND,
+  });
+}
 
 // One connection per template client, shared by every publisher made from it: code that creates
 // a publisher per call (`createPublisher({ redis }).publish(…)`) opens one connection, not one a call.
-const byTemplate = new WeakMap<Redis, PublisherConnection>();
+const byTemplate = new WeakMap<RedisClient, PublisherConnection>();
 
 /**
- * The publishers' own connection, opened from a caller's client's options (address, auth, TLS,
- * db, retry strategy) with the resend paths turned off. The caller's client sends nothing for a
- * publisher, whatever its settings. It closes when its last publisher closes or when the template
- * client ends.
+ * The publishers' own connection to one target, with the resend paths turned off: either
+ * duplicated from a caller's client (its address, auth, TLS, db, retry strategy; a Cluster's seed
+ * nodes and options), which then sends nothing for a publisher, or opened from a target URL.
+ * A duplicated one is shared by every publisher made from that client and closes when its last
+ * publisher closes or when the client ends; one opened from a URL belongs to one publisher.
  */
 export class PublisherConnection {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private lastError: string | undefined;
   private closed = false;
   private users = 0;
   private readiness: Promise<ConnectionWait> | undefined;
 
   /** The open connection for `template`, made on first use; call release() once done with it. */
-  static acquire(template: Redis): PublisherConnection {
-    let connection = byTemplate.get(template);
-    if (connection === undefined || connection.closed) {
-      connection = new PublisherConnection(template);
-      byTemplate.set(template, connection);
+  static acquire(template: RedisClient): PublisherConnection {
+    const existing = byTemplate.get(template);
+    if (existing !== undefined && !existing.closed) {
+      existing.users += 1;
+      return existing;
     }
-    connection.users += 1;
+    const connection = new PublisherConnection(duplicateNeverResend(template));
+    if (template.status === 'end') connection.abandon();
+    else template.once('end', () => connection.abandon());
+    byTemplate.set(template, connection);
+    connection.users = 1;
     return connection;
   }
 
-  private constructor(template: Redis) {
-    this.redis = template.duplicate({
-      ...NEVER_RESEND,
-      connectionName: template.options.connectionName ?? 'streamgate-publisher',
-    });
+  /** A connection of its own to a target URL (normalizeRedisTarget form); call release() once done. */
+  static open(target: string, options: TargetConnectionOptions): PublisherConnection {
+    const connection = new PublisherConnection(openNeverResend(target, options));
+    connection.users = 1;
+    return connection;
+  }
+
+  private constructor(redis: RedisClient) {
+    this.redis = redis;
     // Between publishes ioredis reports reconnect failures only as events; the last one explains
     // the next publish that finds no connection.
     this.redis.on('error', (error: Error) => {
       this.lastError = error.message;
     });
-    if (template.status === 'end') this.abandon();
-    else template.once('end', () => this.abandon());
   }
 
   get isClosed(): boolean {

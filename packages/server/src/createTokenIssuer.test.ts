@@ -1,6 +1,7 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { CLAIMS_VERSION, defineStream, relayClaimsSchema } from '@streamgate/protocol';
+import { placeStream } from '@streamgate/redis';
 import type { RelaySubscription } from '@streamgate/protocol';
 import { createTokenIssuer } from './createTokenIssuer.js';
 import { generateSigningKey } from './generateSigningKey.js';
@@ -74,6 +75,48 @@ describe('createTokenIssuer', () => {
     const issuer = createTokenIssuer({ ...base, keys });
     await expect(issuer.issue(replies, { subject: 's', redis: 'redis://:pw@r' })).rejects.toThrow(/no credentials/);
     await expect(issuer.issue(replies, { subject: '' })).rejects.toThrow(/sub/);
+  });
+});
+
+describe('createTokenIssuer with several Redis targets', () => {
+  const four = ['redis://R0:6379', 'redis://r1:6379/0', 'redis://r2', 'redis://r3:6379/0'];
+  const normalized = ['redis://r0:6379/0', 'redis://r1:6379/0', 'redis://r2:6379/0', 'redis://r3:6379/0'];
+
+  it('names each stream’s placeStream target of the normalized list', async () => {
+    const issuer = createTokenIssuer({ ...base, keys: await keySet('ES256'), redis: four });
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i += 1) {
+      const ref = replies.for('run', i);
+      const claims = relayClaimsSchema.parse(decodeClaims((await issuer.issue(ref, { subject: 's' })).token));
+      expect(claims.redis).toBe(placeStream(ref.name, normalized));
+      seen.add(claims.redis);
+    }
+    expect(seen.size).toBe(4);
+  });
+
+  it('asks a per-stream function, and names a cluster as its seed URL', async () => {
+    const asked: string[] = [];
+    const issuer = createTokenIssuer({
+      ...base,
+      keys: await keySet('ES256'),
+      redis: (stream) => {
+        asked.push(stream);
+        return stream.endsWith(':vip') ? 'redis-cluster://Big:7000/0' : 'redis://small:6379';
+      },
+    });
+    const vip = relayClaimsSchema.parse(decodeClaims((await issuer.issue(replies.for('vip'), { subject: 's' })).token));
+    const other = relayClaimsSchema.parse(decodeClaims((await issuer.issue(replies.for('x'), { subject: 's' })).token));
+    expect([vip.redis, other.redis]).toEqual(['redis-cluster://big:7000', 'redis://small:6379/0']);
+    expect(asked).toEqual(['agent-replies:vip', 'agent-replies:x']);
+    const bad = createTokenIssuer({ ...base, keys: await keySet('ES256'), redis: () => 'redis://u:pw@r' });
+    await expect(bad.issue(replies, { subject: 's' })).rejects.toThrow(/redis\("agent-replies"\) must be/);
+  });
+
+  it('refuses an empty list, a repeated target and a bad entry at construction', async () => {
+    const keys = await keySet('ES256');
+    expect(() => createTokenIssuer({ ...base, keys, redis: [] })).toThrow(/at least one/);
+    expect(() => createTokenIssuer({ ...base, keys, redis: ['redis://a', 'redis://A:6379/0'] })).toThrow(/twice/);
+    expect(() => createTokenIssuer({ ...base, keys, redis: ['redis://a', 'http://b'] })).toThrow(/redis\[1\]/);
   });
 });
 

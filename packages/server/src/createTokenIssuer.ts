@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { CLAIMS_VERSION, normalizeRedisTarget, relayClaimsSchema } from '@streamgate/protocol';
+import { CLAIMS_VERSION, relayClaimsSchema } from '@streamgate/protocol';
 import type { RelayClaims, RelaySubscription, StreamRef } from '@streamgate/protocol';
+import { redisTarget, redisTargetChooser } from './redisTargetChooser.js';
+import type { RedisTargetChoice } from './redisTargetChooser.js';
 import type { SigningKeySet } from './SigningKeySet.js';
+
+export type { RedisTargetChoice } from './redisTargetChooser.js';
 
 /** Upper bound on a token's life: a relay trusts a token until it expires, so revocation is by expiry. */
 export const MAX_TOKEN_TTL_SECONDS = 24 * 60 * 60;
@@ -11,8 +15,13 @@ export type TokenIssuerOptions = {
   keys: SigningKeySet;
   issuer: string;
   audience: string | readonly string[];
-  /** Default Redis target named in tokens, e.g. `redis://streams:6379/0`; credentials are refused. */
-  redis: string;
+  /**
+   * The Redis tokens name for each stream (RedisTargetChoice): one target, e.g.
+   * `redis://streams:6379/0` or `redis-cluster://streams:7000`; a list of instances, each stream
+   * placed with `placeStream` (the publisher's and ingest's function: give them the same list);
+   * or a function `(stream) => target`. Credentials are refused.
+   */
+  redis: RedisTargetChoice;
   ttlSeconds?: number;
   /** Milliseconds since the epoch; injectable so tests can pin time. */
   now?: () => number;
@@ -21,8 +30,8 @@ export type TokenIssuerOptions = {
 export type IssueOptions = {
   /** Who the token is for; the relay logs it and may bind a socket to it. */
   subject: string;
-  /** Overrides the issuer's default Redis target for this token. */
-  redis?: string;
+  /** Overrides the issuer's choice for this token: a target, a list to place the stream on, or a function. */
+  redis?: RedisTargetChoice;
   ttlSeconds?: number;
 };
 
@@ -30,21 +39,16 @@ export interface TokenIssuer {
   issue<T>(stream: StreamRef<T>, options: IssueOptions): Promise<RelaySubscription<T>>;
 }
 
-function redisTarget(raw: string, what: string): string {
-  const target = normalizeRedisTarget(raw);
-  if (target === null) {
-    throw new TypeError(
-      `${what} must be a redis:// or rediss:// URL with a host, optional port and db, and no credentials (the relay adds its own)`,
-    );
-  }
-  return target;
-}
-
 function ttl(value: number, what: string): number {
   if (!Number.isInteger(value) || value < 1 || value > MAX_TOKEN_TTL_SECONDS) {
     throw new RangeError(`${what} must be an integer between 1 and ${MAX_TOKEN_TTL_SECONDS}, got ${value}`);
   }
   return value;
+}
+
+// A per-token string is the common override; a list or function here is placed once, for this token.
+function chosenRedis(choice: RedisTargetChoice, stream: string): string {
+  return typeof choice === 'string' ? redisTarget(choice, 'redis') : redisTargetChooser(choice, 'redis')(stream);
 }
 
 /**
@@ -56,7 +60,7 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   if (issuer.length === 0) throw new TypeError('issuer must not be empty');
   const audience = typeof options.audience === 'string' ? options.audience : [...options.audience];
   if (audience.length === 0) throw new TypeError('audience must not be empty');
-  const defaultRedis = redisTarget(options.redis, 'redis');
+  const defaultRedis = redisTargetChooser(options.redis, 'redis');
   const defaultTtl = ttl(options.ttlSeconds ?? 300, 'ttlSeconds');
   const now = options.now ?? Date.now;
 
@@ -74,7 +78,7 @@ export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
         jti: randomBytes(16).toString('base64url'),
         ver: CLAIMS_VERSION,
         stream: stream.name,
-        redis: issue.redis === undefined ? defaultRedis : redisTarget(issue.redis, 'redis'),
+        redis: issue.redis === undefined ? defaultRedis(stream.name) : chosenRedis(issue.redis, stream.name),
       };
       // The relay will parse these claims with the same schema; failing here names the bad field
       // to the backend developer instead of producing a token every relay rejects.

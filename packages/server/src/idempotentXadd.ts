@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@streamgate/redis';
 import { z } from 'zod';
 
 /*
@@ -18,7 +18,7 @@ redis.call('SET', KEYS[2], id, 'PX', ARGV[2])
 return {'written', id}
 `;
 
-const SCRIPT_SHA = createHash('sha1').update(IDEMPOTENT_XADD_SCRIPT).digest('hex');
+export const IDEMPOTENT_XADD_SHA = createHash('sha1').update(IDEMPOTENT_XADD_SCRIPT).digest('hex');
 
 const replySchema = z.tuple([z.enum(['written', 'duplicate']), z.string().min(1)]);
 
@@ -33,24 +33,36 @@ export type IdempotentXaddRequest = {
 export type IdempotentXaddReply = { ok: true; id: string; duplicate: boolean } | { ok: false; reply: unknown };
 
 // A RESP error starts with its code; NOSCRIPT means the server ran nothing.
-const isNoScript = (error: unknown): boolean =>
+export const isNoScript = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ReplyError' && error.message.startsWith('NOSCRIPT');
 
-/**
- * Runs the script by its digest and sends the text only when the server does not know it (first
- * use, or after a restart emptied its script cache). Rejects as ioredis does on a failed command.
- */
-export async function idempotentXadd(redis: Redis, request: IdempotentXaddRequest): Promise<IdempotentXaddReply> {
-  const args = [request.stream, request.record, request.maxLen, request.windowMs, request.data] as const;
-  let reply: unknown;
-  try {
-    reply = await redis.evalsha(SCRIPT_SHA, 2, ...args);
-  } catch (error) {
-    if (!isNoScript(error)) throw error;
-    reply = await redis.eval(IDEMPOTENT_XADD_SCRIPT, 2, ...args);
-  }
+/** The script's KEYS count and arguments, in EVAL/EVALSHA order after the script. */
+export function idempotentXaddArgs(request: IdempotentXaddRequest): [2, string, string, number, number, string] {
+  return [2, request.stream, request.record, request.maxLen, request.windowMs, request.data];
+}
+
+/** Reads the script's reply; anything but the two documented shapes is `ok: false`. */
+export function parseIdempotentXaddReply(reply: unknown): IdempotentXaddReply {
   const parsed = replySchema.safeParse(reply);
   if (!parsed.success) return { ok: false, reply };
   const [status, id] = parsed.data;
   return { ok: true, id, duplicate: status === 'duplicate' };
+}
+
+/**
+ * Runs the script by its digest and sends the text only when the server does not know it (first
+ * use, or after a restart emptied its script cache). Rejects as ioredis does on a failed command.
+ * On a Cluster both keys are in one slot (the record key carries the stream's hash tag), so the
+ * script runs on the stream's node.
+ */
+export async function idempotentXadd(redis: RedisClient, request: IdempotentXaddRequest): Promise<IdempotentXaddReply> {
+  const args = idempotentXaddArgs(request);
+  let reply: unknown;
+  try {
+    reply = await redis.evalsha(IDEMPOTENT_XADD_SHA, ...args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    reply = await redis.eval(IDEMPOTENT_XADD_SCRIPT, ...args);
+  }
+  return parseIdempotentXaddReply(reply);
 }

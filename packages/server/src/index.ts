@@ -7,3 +7,4 @@ export * from './createPublisher.js';
 export * from './relayTokenProcedure.js';
 export type { InferRelayPayload, RelaySubscription, StreamRef } from '@streamgate/protocol';
 export { defineStream } from '@streamgate/protocol';
+export { placeStream } from '@streamgate/redis';

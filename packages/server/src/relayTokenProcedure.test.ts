@@ -77,6 +77,34 @@ describe('relayTokenProcedure', () => {
     await expect(caller('alice').run.token({ runId: 'alice bad name' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 
+  it('lets the procedure choose the Redis per stream, over the issuer’s default', async () => {
+    const loaded = await SigningKeySet.fromJwks([await generateSigningKey('ES256', 'k')]);
+    if (!loaded.ok) throw new Error(loaded.error.message);
+    const issuer = createTokenIssuer({ keys: loaded.keys, issuer: 'auth', audience: 'relay', redis: 'redis://default:6379' });
+    const t = initTRPC.create();
+    const router = t.router({
+      token: relayTokenProcedure(t.procedure, {
+        input: z.object({ tenant: z.string() }),
+        authorize: () => Promise.resolve({ subject: 'u' }),
+        stream: (input) => runs.for(input.tenant),
+        issuer,
+        redis: (stream) => `redis://${stream.replace('runs:', '')}.tenants:6379/0`,
+      }),
+    });
+    const sub = await t.createCallerFactory(router)({}).token({ tenant: 'acme' });
+    const { payload } = await jwtVerify(sub.token, createLocalJWKSet(jwksDocument(loaded.keys)), { issuer: 'auth', audience: 'relay' });
+    expect(relayClaimsSchema.parse(payload).redis).toBe('redis://acme.tenants:6379/0');
+    expect(() =>
+      relayTokenProcedure(t.procedure, {
+        input: z.object({}),
+        authorize: () => Promise.resolve({ subject: 'u' }),
+        stream: () => runs,
+        issuer,
+        redis: ['nope'],
+      }),
+    ).toThrow(/redis\[0\] must be/);
+  });
+
   it('carries the payload type to the router output type', () => {
     type Router = Awaited<ReturnType<typeof setup>>['router'];
     type Outputs = inferRouterOutputs<Router>;

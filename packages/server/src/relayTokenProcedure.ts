@@ -2,7 +2,8 @@ import { TRPCError } from '@trpc/server';
 import type { inferProcedureBuilderResolverOptions, TRPCProcedureBuilder, TRPCQueryProcedure, TRPCUnsetMarker } from '@trpc/server';
 import { z } from 'zod';
 import type { RelaySubscription, StreamRef } from '@streamgate/protocol';
-import type { TokenIssuer } from './createTokenIssuer.js';
+import type { RedisTargetChoice, TokenIssuer } from './createTokenIssuer.js';
+import { redisTargetChooser } from './redisTargetChooser.js';
 
 /** What a product's authorization decides: who the token is for, or why not. */
 export type RelayAuthorization = { subject: string } | { denied: string };
@@ -36,7 +37,12 @@ export type RelayTokenProcedureOptions<TCtx, TInput, T> = {
   issuer: TokenIssuer;
   /** Per-procedure overrides of the issuer's defaults. */
   ttlSeconds?: number;
-  redis?: string;
+  /**
+   * The Redis this procedure's tokens name, instead of the issuer's choice: a target, a list of
+   * instances to place each stream on (placeStream), or `(stream) => target`, the product's own
+   * choice per stream. The stream must be written there (see docs/protocol.md §16).
+   */
+  redis?: RedisTargetChoice;
   observer?: RelayTokenObserver;
 };
 
@@ -72,6 +78,8 @@ export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema 
 ): RelayTokenProcedure<z.input<TSchema>, TMeta, T> {
   type Ctx = inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides>>['ctx'];
   const { authorize, stream, issuer, observer } = options;
+  // Checked once, here: a bad target is the backend's mistake, found when the router is built.
+  const chooseRedis = options.redis === undefined ? undefined : redisTargetChooser(options.redis, 'redis');
   const builder = procedure.input(options.input) as unknown as InputBuilder<Ctx, z.output<TSchema>, z.input<TSchema>, TMeta, T>;
   return builder.query(async ({ ctx, input, path }) => {
     observer?.requested?.({ path });
@@ -94,7 +102,7 @@ export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema 
     const subscription = await issuer.issue(ref, {
       subject: decision.subject,
       ...(options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds }),
-      ...(options.redis === undefined ? {} : { redis: options.redis }),
+      ...(chooseRedis === undefined ? {} : { redis: chooseRedis(ref.name) }),
     });
     observer?.issued?.({ path, stream: subscription.stream, subject: decision.subject });
     return subscription;

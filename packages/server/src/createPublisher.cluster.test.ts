@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineStream } from '@streamgate/protocol';
+import { startRedisCluster } from '@streamgate/testkit';
+import type { RedisCluster, RedisClusterNode } from '@streamgate/testkit';
+import { createPublisher } from './createPublisher.js';
+
+const notes = defineStream<{ n: number }>('notes');
+
+/** The node replicating `primary`, found by port in CLUSTER REPLICAS. */
+async function replicaOf(cluster: RedisCluster, primary: RedisClusterNode): Promise<RedisClusterNode> {
+  const lines = (await primary.client().call('CLUSTER', 'REPLICAS', primary.id)) as string[];
+  const port = Number(/:(\d+)@/.exec(lines[0] ?? '')?.[1]);
+  const replica = cluster.nodes.find((node) => node.port === port);
+  if (replica === undefined) throw new Error(`no replica of ${primary.port} in ${JSON.stringify(lines)}`);
+  return replica;
+}
+
+describe('createPublisher on a Redis Cluster (3 primaries, 1 replica each)', () => {
+  let cluster: RedisCluster;
+  let keys: string[];
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster({ primaries: 3, replicasPerPrimary: 1 });
+    // Stream names `notes:<key>` on every primary: the names hash whole, so pick them whole.
+    keys = await cluster.keysOnEveryPrimary('notes:c', 6);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('writes plain and idempotent entries to the node serving each stream’s slot', async () => {
+    const publisher = createPublisher({ targets: cluster.url });
+    try {
+      for (const [i, name] of keys.entries()) {
+        const stream = notes.for(name.slice('notes:'.length));
+        const plain = await publisher.publish(stream, { n: i });
+        const keyed = await publisher.publish(stream, { n: i }, { idempotencyKey: `k${i}` });
+        const again = await publisher.publish(stream, { n: i }, { idempotencyKey: `k${i}` });
+        if (!plain.ok || !keyed.ok || !again.ok) throw new Error(JSON.stringify([plain, keyed, again]));
+        expect(again).toEqual({ ok: true, id: keyed.id, duplicate: true });
+        const owner = (await cluster.primaryOf(name)).client();
+        expect((await owner.xrange(name, '-', '+')).map(([id]) => id)).toEqual([plain.id, keyed.id]);
+      }
+      const owners = new Set(await Promise.all(keys.map(async (k) => (await cluster.primaryOf(k)).port)));
+      expect(owners.size).toBe(3);
+    } finally {
+      await publisher.close();
+    }
+  });
+
+  it('also publishes through a caller’s Cluster client, on its own connections', async () => {
+    const client = cluster.cluster();
+    const publisher = createPublisher({ redis: client });
+    const name = keys[0] ?? '';
+    const result = await publisher.publish(notes.for(name.slice('notes:'.length)), { n: 99 });
+    expect(result.ok).toBe(true);
+    await publisher.close();
+    expect(client.status).toBe('ready');
+  });
+
+  it('waits for the replicas of the stream’s own node: not_replicated only where that replica is down', async () => {
+    const onA = keys[0] ?? '';
+    const primaryA = await cluster.primaryOf(onA);
+    const owners = await Promise.all(keys.map(async (k) => ({ k, port: (await cluster.primaryOf(k)).port })));
+    const elsewhere = owners.find((o) => o.port !== primaryA.port)?.k ?? '';
+    const publisher = createPublisher({ targets: cluster.url, timeoutMs: 3_000, waitForReplicas: { count: 1, timeoutMs: 1_000 } });
+    try {
+      const healthy = await publisher.publish(notes.for(onA.slice(6)), { n: 1 });
+      expect(healthy.ok).toBe(true);
+      const tooMany = await publisher.publish(notes.for(onA.slice(6)), { n: 2 }, { waitForReplicas: { count: 2, timeoutMs: 200 } });
+      expect(tooMany).toMatchObject({ ok: false, error: { code: 'not_replicated', retryable: true, replicas: 1, wanted: 2 } });
+
+      const replicaA = await replicaOf(cluster, primaryA);
+      await replicaA.kill();
+      const unreplicated = await publisher.publish(notes.for(onA.slice(6)), { n: 3 }, { idempotencyKey: 'u1' });
+      if (unreplicated.ok || unreplicated.error.code !== 'not_replicated') throw new Error(JSON.stringify(unreplicated));
+      expect(unreplicated.error).toMatchObject({ replicas: 0, wanted: 1, duplicate: false });
+      // Written on the primary, under the id the error carries; the retry with the key finds it.
+      expect((await primaryA.client().xrange(onA, unreplicated.error.id, unreplicated.error.id)).length).toBe(1);
+      const retry = await publisher.publish(notes.for(onA.slice(6)), { n: 3 }, { idempotencyKey: 'u1' });
+      expect(retry).toMatchObject({ ok: false, error: { code: 'not_replicated', id: unreplicated.error.id, duplicate: true } });
+      // A stream on another primary (whose replica is up) is unaffected: WAIT went to each stream's node.
+      const other = await publisher.publish(notes.for(elsewhere.slice(6)), { n: 4 });
+      expect(other.ok).toBe(true);
+      const skipped = await publisher.publish(notes.for(onA.slice(6)), { n: 5 }, { waitForReplicas: false });
+      expect(skipped.ok).toBe(true);
+      await replicaA.restart();
+      await cluster.waitHealthy();
+    } finally {
+      await publisher.close();
+    }
+  }, 60_000);
+
+  it('refuses a wait that cannot finish before the publish deadline', async () => {
+    expect(() => createPublisher({ targets: cluster.url, timeoutMs: 500, waitForReplicas: { count: 1, timeoutMs: 500 } })).toThrow(
+      /below the publisher's timeoutMs/,
+    );
+    const publisher = createPublisher({ targets: cluster.url, timeoutMs: 500 });
+    const result = await publisher.publish(notes, { n: 0 }, { waitForReplicas: { count: 0, timeoutMs: 10 } });
+    expect(result).toMatchObject({ ok: false, error: { code: 'options_invalid', field: 'waitForReplicas', retryable: false } });
+    await publisher.close();
+  });
+});
