@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { spawnIngest, startAnvil, startFaultProxy, startRedis, waitFor } from '@streamgate/testkit';
 import type { AnvilNode, AppProcess, FaultProxy, RedisServer } from '@streamgate/testkit';
 import { FAST_WORKER_ENV, assertExactBlocks, holdDemand, readEvents, testChain } from './support/ingestHarness.js';
+import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 let redis: RedisServer;
 let anvil: AnvilNode;
@@ -89,7 +90,7 @@ describe('ingest workers crash and hand over', () => {
     await settle(stream, head);
     const { count } = await assertExactBlocks(client, anvil, stream, head);
     expect(count).toBeGreaterThanOrEqual(25);
-    expect(await client.get(`sg:ingest:{${stream}}:fence`)).toBe('2');
+    expect(await client.get(ingestKeys('sg:ingest:', stream).fence)).toBe('2');
   });
 
   it('a frozen owner that wakes up after losing its lease writes nothing (fencing)', async () => {

@@ -7,6 +7,7 @@ import { FAST_WORKER_ENV, testChain } from './support/ingestHarness.js';
 import { LOG_TOPIC, deployLogEmitter, emitLog } from './support/logEmitter.js';
 import { mintToken } from './support/mintToken.js';
 import { useFleet } from './support/startFleet.js';
+import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 const getFleet = useFleet({
   relays: 2,
@@ -74,7 +75,7 @@ describe('demand from relays drives one upstream subscription per key', () => {
       await waitFor(() => totalSubscribes() === 1, { timeoutMs: 15_000, message: 'ingest subscribed upstream' });
       // Wait for the owner to anchor its checkpoint, so the next log is written live.
       const redis = fleet.redis.client();
-      await waitFor(async () => (await redis.hexists(`sg:ingest:{${STREAM}}:state`, 'cp')) === 1, {
+      await waitFor(async () => (await redis.hexists(ingestKeys('sg:ingest:', STREAM).state, 'cp')) === 1, {
         timeoutMs: 10_000,
         message: 'checkpoint',
       });

@@ -5,6 +5,7 @@ import type { AnvilNode, AppProcess, FaultProxy, RangeRefusalReply, RedisServer 
 import type { IngestEvent } from '@streamgate/ingest-events';
 import { FAST_WORKER_ENV, holdDemand, readEvents, testChain } from './support/ingestHarness.js';
 import { LOG_TOPIC, deployLogEmitter, emitLog } from './support/logEmitter.js';
+import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 /*
  * A backfill of logs against a provider that refuses eth_getLogs ranges wider than a few blocks,
@@ -18,7 +19,7 @@ let client: Redis;
 let emitter: string;
 const workers: AppProcess[] = [];
 const STREAM = 'evm:anvil:ranges';
-const STATE = `sg:ingest:{${STREAM}}:state`;
+const STATE = ingestKeys('sg:ingest:', STREAM).state;
 
 beforeAll(async () => {
   redis = await startRedis();

@@ -5,6 +5,7 @@ import type { AnvilNode, AppProcess, FaultProxy, RedisServer } from '@streamgate
 import type { IngestEvent, IngestLogEvent } from '@streamgate/ingest-events';
 import { FAST_WORKER_ENV, holdDemand, readEvents, testChain } from './support/ingestHarness.js';
 import { LOG_TOPIC, deployLogEmitter, emitLog, emitRequest } from './support/logEmitter.js';
+import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 let redis: RedisServer;
 let anvil: AnvilNode;
@@ -71,11 +72,13 @@ describe('reorgs under a live logs subscription', () => {
     await using _demand = holdDemand(client, [STREAM]);
     await waitFor(() => proxy.subscribeCalls.get('newHeads') === 1, { timeoutMs: 15_000, message: 'worker subscribed' });
     // The first head the worker sees anchors the stream; logs start after it.
-    await waitFor(async () => (await client.hexists('sg:ingest:{evm:anvil:logs}:state', 'cp')) === 1, {
+    await waitFor(async () => (await client.hexists(ingestKeys('sg:ingest:', 'evm:anvil:logs').state, 'cp')) === 1, {
       timeoutMs: 10_000,
       message: 'first checkpoint',
     });
-    const checkpoint = JSON.parse((await client.hget('sg:ingest:{evm:anvil:logs}:state', 'cp')) ?? '{}') as { number?: number };
+    const checkpoint = JSON.parse((await client.hget(ingestKeys('sg:ingest:', 'evm:anvil:logs').state, 'cp')) ?? '{}') as {
+      number?: number;
+    };
     const firstBlock = Number(checkpoint.number) + 1;
     let payload = 1;
     for (let depth = 1; depth <= 5; depth++) {

@@ -6,6 +6,7 @@ import type { IngestEvent } from '@streamgate/ingest-events';
 import { FAST_WORKER_ENV, holdDemand, readEvents } from './support/ingestHarness.js';
 import { prng } from '@streamgate/testkit';
 import { SCRIPTED_ADDRESS, SCRIPTED_TOPIC, ScriptedChain } from './support/scriptedChain.js';
+import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 /*
  * Random reorg sequences (depths 1–5, new branches and flips back to branches written before)
@@ -60,7 +61,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const stateKey = (stream: string) => `sg:ingest:{${stream}}:state`;
+const stateKey = (stream: string) => ingestKeys('sg:ingest:', stream).state;
 
 async function checkpointHash(stream: string): Promise<string | null> {
   const cp = await client.hget(stateKey(stream), 'cp');

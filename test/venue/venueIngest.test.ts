@@ -11,6 +11,7 @@ import { mintToken } from '../support/mintToken.js';
 import { metricValue, useFleet } from '../support/startFleet.js';
 import type { Fleet } from '../support/startFleet.js';
 import { APP_KEY, symbols } from '../support/venueHarness.js';
+import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 /*
  * The venue across processes: a real redis-server, the simulated venue (in this process, over
@@ -300,7 +301,7 @@ describe('the venue through ingest worker processes and a relay', () => {
       // SIGTERM: the worker closes its venue sessions and gives the venue lease back before exiting.
       expect((await worker.service.stop()).code).toBe(0);
       await waitFor(() => sim.sessions().length === 0, { timeoutMs: 5_000, message: 'the stopped worker closed its venue sessions' });
-      expect(await redis.exists(`sg:ingest:{${CONTROL}}:lease`)).toBe(0);
+      expect(await redis.exists(ingestKeys('sg:ingest:', CONTROL).lease)).toBe(0);
     } finally {
       watch.stop();
     }

@@ -52,7 +52,36 @@ describe('parseIngestConfig', () => {
   });
 
   it.each([
-    [{ INGEST_REDIS_URL: undefined }, /INGEST_REDIS_URL \(unset\): is required; set it to the Redis the relays read/],
+    [
+      { INGEST_REDIS_URL: undefined },
+      /INGEST_REDIS_URL \(unset\): and INGEST_REDIS_TARGETS are both unset; set exactly one: INGEST_REDIS_URL to the Redis \(or Redis Cluster\) the relays read/,
+    ],
+    [
+      { INGEST_REDIS_TARGETS: 'redis://a:6379/0' },
+      /INGEST_REDIS_URL="redis:\/\/localhost:6379\/0": and INGEST_REDIS_TARGETS are both set; set exactly one/,
+    ],
+    [
+      { INGEST_REDIS_URL: undefined, INGEST_REDIS_TARGETS: 'redis://a:6379/0,redis://b:6379,redis://A:6379/0' },
+      /INGEST_REDIS_TARGETS="[^"]*": lists redis:\/\/a:6379\/0 more than once; list each instance once/,
+    ],
+    [
+      { INGEST_REDIS_URL: undefined, INGEST_REDIS_TARGETS: 'redis://a:6379/0,redis://u:secret@b:6379/0' },
+      /"redis:\/\/<credentials>@b:6379\/0" is not a redis:\/\/ or rediss:\/\/ URL without credentials; .*INGEST_REDIS_PASSWORD/,
+    ],
+    [
+      { INGEST_REDIS_URL: undefined, INGEST_REDIS_TARGETS: 'redis-cluster://c:7000' },
+      /"redis-cluster:\/\/c:7000" is a Redis Cluster, which is one target: set INGEST_REDIS_URL to it/,
+    ],
+    [
+      { INGEST_REDIS_URL: 'redis-cluster://c:7000/3' },
+      /INGEST_REDIS_URL="redis-cluster:\/\/c:7000\/3": must be a redis:\/\/ or rediss:\/\/ URL/,
+    ],
+    [{ INGEST_KEY_PREFIX: 'sg:{ingest}:' }, /INGEST_KEY_PREFIX="sg:\{ingest\}:": must not contain "\{" or "\}"/],
+    [
+      { INGEST_TOPOLOGY: JSON.stringify({ ...topology, streams: [{ stream: 'evm:a}b', chain: 'eth', kind: 'newHeads' }] }) },
+      /INGEST_TOPOLOGY\.streams\.0\.stream: ingest cannot serve "evm:a}b" hashes as a whole and contains "}".*give the stream a hash tag/,
+    ],
+    [withVenue({ symbols: ['AAPL'], controlStream: 'md.sim}ctl' }), /INGEST_TOPOLOGY\.venues\.sim: ingest cannot serve "md.sim}ctl"/],
     [{ INGEST_TOPOLOGY: 'not json' }, /INGEST_TOPOLOGY: is not JSON/],
     [
       { INGEST_TOPOLOGY: undefined },
@@ -114,7 +143,32 @@ describe('parseIngestConfig', () => {
     });
     expect(parsed).toMatchObject({ INGEST_STREAM_MAXLEN: 100_000, INGEST_PORT: 8090, INGEST_DEMAND_GRACE_MS: 30_000, LOG_LEVEL: 'info' });
     expect(parsed.INGEST_TOPOLOGY_FILE).toBeUndefined();
-    expect(refusal({ INGEST_REDIS_URL: '' })).toMatch(/INGEST_REDIS_URL="": is required/);
+    expect(refusal({ INGEST_REDIS_URL: '' })).toMatch(/INGEST_REDIS_URL="": and INGEST_REDIS_TARGETS are both unset/);
+  });
+
+  it('writes to one target, normalized, with the credentials of its URL split off', () => {
+    expect(config().redis).toEqual({ targets: ['redis://localhost:6379/0'], username: undefined, password: undefined });
+    expect(config({ INGEST_REDIS_URL: 'redis-cluster://Seed:7000', INGEST_REDIS_PASSWORD: 'pw' }).redis).toEqual({
+      targets: ['redis-cluster://seed:7000'],
+      username: undefined,
+      password: 'pw',
+    });
+    expect(config({ INGEST_REDIS_URL: 'rediss://ing%40est:p%3Aw@r:6380/2', INGEST_REDIS_PASSWORD: 'other' }).redis).toEqual({
+      targets: ['rediss://r:6380/2'],
+      username: 'ing@est',
+      password: 'p:w',
+    });
+  });
+
+  it('places streams on the instances of INGEST_REDIS_TARGETS, each normalized like auth and the publisher list it', () => {
+    const parsed = config({ INGEST_REDIS_URL: '', INGEST_REDIS_TARGETS: 'redis://A:6379, redis://b:6380/0', INGEST_REDIS_USERNAME: 'ing' });
+    expect(parsed.redis).toEqual({ targets: ['redis://a:6379/0', 'redis://b:6380/0'], username: 'ing', password: undefined });
+  });
+
+  it('never shows INGEST_REDIS_PASSWORD, nor the credentials of a URL', () => {
+    const message = refusal({ INGEST_REDIS_PASSWORD: 'hunter2', INGEST_PORT: 'x', INGEST_REDIS_URL: 'http://u:hunter3@r' });
+    expect(message).not.toContain('hunter2');
+    expect(message).not.toContain('hunter3');
   });
 
   it('publishes operations snapshots only with INGEST_OPS_REDIS_URL set, to streamgate:ops by default', () => {

@@ -1,10 +1,13 @@
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { configError, envEnum, envInt, envList, envProblems, envText, presentText, urlCheck, whenValid } from '@streamgate/boot';
+import { configError, envEnum, envInt, envList, envProblems, envText, presentText, whenValid } from '@streamgate/boot';
 import type { ConfigProblem, ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
-import { streamNameSchema } from '@streamgate/protocol';
+import { streamSlotTag } from '@streamgate/redis';
+import { normalizeRedisTarget, streamNameSchema } from '@streamgate/protocol';
+import { ingestRedisConfig, ingestRedisUrlCheck, redisTargetItemCheck } from './redis/ingestRedisConfig.js';
+import type { IngestRedisConfig } from './redis/ingestRedisConfig.js';
 import { venueSchema, venueStreams } from './venue/venueConfig.js';
 
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-prefixed hex');
@@ -66,6 +69,8 @@ export const ingestTopologySchema = z
     t.streams.forEach((s, i) => {
       if (seen.has(s.stream)) ctx.addIssue({ code: 'custom', path: ['streams', i, 'stream'], message: `duplicate stream ${s.stream}` });
       seen.add(s.stream);
+      const tag = streamSlotTag(s.stream);
+      if (!tag.ok) ctx.addIssue({ code: 'custom', path: ['streams', i, 'stream'], message: `ingest cannot serve ${tag.reason}` });
       if (t.chains[s.chain] === undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -86,6 +91,8 @@ export const ingestTopologySchema = z
       for (const key of [control, ...venue.symbols.map((s) => prefix + s)]) {
         if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['venues', name], message: `stream ${key} is configured twice` });
         seen.add(key);
+        const tag = streamSlotTag(key);
+        if (!tag.ok) ctx.addIssue({ code: 'custom', path: ['venues', name], message: `ingest cannot serve ${tag.reason}` });
       }
     }
     for (const [name, chain] of Object.entries(t.chains)) {
@@ -113,11 +120,18 @@ export const ingestConfigSchema = z
     INGEST_HOST: envText({ fallback: '0.0.0.0' }),
     INGEST_PORT: envInt({ fallback: 8090, min: 0, max: 65535, meaning: '0 = any free port', fix: 'set it to a port number' }),
     INGEST_WORKER_ID: envText({ fallback: `${hostname()}-${process.pid}`, fallbackText: '<hostname>-<pid>' }),
-    INGEST_REDIS_URL: envText({
-      required: 'set it to the Redis the relays read these streams from, e.g. redis://redis:6379/0',
-      check: urlCheck(['redis', 'rediss'], 'redis://redis:6379/0'),
+    // Where the streams are written: one target (an instance or a Redis Cluster), or a list of
+    // instances each stream is placed on by placeStream, like the issuer and the publisher.
+    INGEST_REDIS_URL: envText({ optional: 'and set INGEST_REDIS_TARGETS instead', check: ingestRedisUrlCheck }),
+    INGEST_REDIS_TARGETS: envList({ fallback: [], fallbackText: 'none (set INGEST_REDIS_URL)', each: redisTargetItemCheck }),
+    INGEST_REDIS_USERNAME: envText({ optional: 'for no username' }),
+    INGEST_REDIS_PASSWORD: envText({ optional: 'for no password' }),
+    // Lease, fence, state and dedupe keys are `<prefix>{S}<stream>:…`: the first brace must open
+    // the stream's slot tag, so the prefix holds none.
+    INGEST_KEY_PREFIX: envText({
+      fallback: 'sg:ingest:',
+      check: (text) => (/[{}]/.test(text) ? 'must not contain "{" or "}" (keys put the stream\'s hash tag after it); remove them' : null),
     }),
-    INGEST_KEY_PREFIX: envText({ fallback: 'sg:ingest:' }),
     INGEST_LEASE_TTL_MS: envInt({ fallback: 10_000, min: 500, max: 600_000 }),
     INGEST_TICK_MS: envInt({ fallback: 3_000, min: 50, max: 60_000 }),
     INGEST_DEMAND_GRACE_MS: envInt({ fallback: 30_000, min: 0, max: 86_400_000, meaning: '0 = stop as soon as demand ends' }),
@@ -128,10 +142,7 @@ export const ingestConfigSchema = z
     INGEST_DEMAND_PREFIXES: envList({ fallback: [], fallbackText: 'none (no check)' }),
     // The operations stream: a snapshot of this worker's leases, chain streams and venues each
     // second (packages/ops). Unset: not published.
-    INGEST_OPS_REDIS_URL: envText({
-      optional: 'to publish no operations snapshots',
-      check: urlCheck(['redis', 'rediss'], 'redis://redis:6379/0'),
-    }),
+    INGEST_OPS_REDIS_URL: envText({ optional: 'to publish no operations snapshots', check: ingestRedisUrlCheck }),
     INGEST_OPS_STREAM: envText({
       fallback: OPS_STREAM_DEFAULT,
       check: (text) =>
@@ -157,6 +168,28 @@ export const ingestConfigSchema = z
   )
   .superRefine(
     (env, ctx) => {
+      const targets = env.INGEST_REDIS_TARGETS.length;
+      if ((env.INGEST_REDIS_URL === undefined) === (targets === 0)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INGEST_REDIS_URL'],
+          message: `${env.INGEST_REDIS_URL === undefined ? 'and INGEST_REDIS_TARGETS are both unset' : 'and INGEST_REDIS_TARGETS are both set'}; set exactly one: INGEST_REDIS_URL to the Redis (or Redis Cluster) the relays read these streams from, e.g. redis://redis:6379/0, or INGEST_REDIS_TARGETS to the instances streams are placed on, the list auth and the publisher use`,
+        });
+      }
+      const normalized = env.INGEST_REDIS_TARGETS.map((t) => normalizeRedisTarget(t) ?? t);
+      const twice = normalized.filter((t, i) => normalized.indexOf(t) !== i);
+      if (twice.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INGEST_REDIS_TARGETS'],
+          message: `lists ${[...new Set(twice)].join(', ')} more than once; list each instance once`,
+        });
+      }
+    },
+    whenValid('INGEST_REDIS_URL', 'INGEST_REDIS_TARGETS'),
+  )
+  .superRefine(
+    (env, ctx) => {
       if (env.INGEST_TICK_MS * 3 > env.INGEST_LEASE_TTL_MS) {
         ctx.addIssue({
           code: 'custom',
@@ -168,7 +201,7 @@ export const ingestConfigSchema = z
     whenValid('INGEST_TICK_MS', 'INGEST_LEASE_TTL_MS'),
   );
 
-export type IngestConfig = z.output<typeof ingestConfigSchema> & { topology: IngestTopology };
+export type IngestConfig = z.output<typeof ingestConfigSchema> & { topology: IngestTopology; redis: IngestRedisConfig };
 
 const TOPOLOGY_EXAMPLE =
   '{"chains":{"<name>":{"providers":[{"id":"a","wsUrl":"ws://…","httpUrl":"http://…"}]}},"streams":[{"stream":"evm:<name>:heads","chain":"<name>","kind":"newHeads"}]}';
@@ -218,12 +251,12 @@ function parseTopology(inline: string | undefined, file: string | undefined): { 
  */
 export function parseIngestConfig(env: Env): ConfigResult<IngestConfig> {
   const result = ingestConfigSchema.safeParse(env);
-  const problems = result.success ? [] : envProblems(result.error.issues, env, ['INGEST_TOPOLOGY']);
+  const problems = result.success ? [] : envProblems(result.error.issues, env, ['INGEST_TOPOLOGY', 'INGEST_REDIS_PASSWORD']);
   // The topology is read whenever exactly one source is set, so its problems come with the rest.
   const inline = presentText(env.INGEST_TOPOLOGY);
   const file = presentText(env.INGEST_TOPOLOGY_FILE);
   const topology = (inline === undefined) === (file === undefined) ? null : parseTopology(inline, file);
   if (topology !== null && 'problems' in topology) problems.push(...topology.problems);
   if (!result.success || topology === null || 'problems' in topology) return { ok: false, error: configError('ingest', problems) };
-  return { ok: true, config: { ...result.data, topology: topology.topology } };
+  return { ok: true, config: { ...result.data, topology: topology.topology, redis: ingestRedisConfig(result.data) } };
 }

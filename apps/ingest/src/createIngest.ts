@@ -1,16 +1,14 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { IngestWorker } from '@streamgate/ingest-core';
+import { errorMessage, IngestWorker } from '@streamgate/ingest-core';
 import type { UpstreamAdapter } from '@streamgate/ingest-core';
-import { RedisDemandRegistry } from '@streamgate/demand';
-import { RedisLeaseStore, RedisStreamWriter } from '@streamgate/ingest-core/redis';
 import type { IngestConfig } from './config.js';
 import { EvmAdapter } from './evm/EvmAdapter.js';
 import { ProviderPool } from './evm/ProviderPool.js';
 import { IngestMetrics } from './IngestMetrics.js';
 import { startIngestOps } from './ops/startIngestOps.js';
+import { openIngestRedis } from './redis/openIngestRedis.js';
 import { streamsOutsidePrefixes } from './streamsOutsidePrefixes.js';
 import { createVenueAdapter } from './venue/createVenueAdapter.js';
 import type { VenueAdapter } from './venue/VenueAdapter.js';
@@ -26,11 +24,8 @@ export interface Ingest {
 /** Wires Redis, the EVM adapters (one per configured stream, one provider pool per chain) and the worker. */
 export async function createIngest(config: IngestConfig, log: Logger): Promise<Ingest> {
   const metrics = new IngestMetrics(log);
-  const redis = new Redis(config.INGEST_REDIS_URL, {
-    connectionName: `streamgate-ingest:${config.INGEST_WORKER_ID}`,
-    maxRetriesPerRequest: 2,
-  });
-  redis.on('error', (error) => log.warn({ err: error.message }, 'redis error'));
+  const redis = openIngestRedis(config, log);
+  const { leases, writer } = redis.targets;
   const pools = new Map<string, ProviderPool>();
   const adapters = new Map<string, UpstreamAdapter>();
   const evmAdapters = new Map<string, EvmAdapter>();
@@ -48,13 +43,6 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     adapters.set(spec.stream, adapter);
     evmAdapters.set(spec.stream, adapter);
   }
-  const leases = new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX);
-  const writer = new RedisStreamWriter({
-    redis,
-    keyPrefix: config.INGEST_KEY_PREFIX,
-    dedupeTtlMs: config.INGEST_DEDUPE_TTL_MS,
-    maxLen: config.INGEST_STREAM_MAXLEN,
-  });
   const venueMetrics = new VenueMetrics(metrics.registry);
   const venues = new Map<string, VenueAdapter>();
   for (const [name, venue] of Object.entries(config.topology.venues)) {
@@ -78,7 +66,10 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
   const worker = new IngestWorker({
     workerId: config.INGEST_WORKER_ID,
     adapters,
-    demand: new RedisDemandRegistry(redis),
+    demand: redis.targets.demand((target, error) => {
+      metrics.worker.demandError?.(error);
+      log.warn({ target, err: errorMessage(error) }, 'demand read failed on one target');
+    }),
     leases,
     writer,
     leaseTtlMs: config.INGEST_LEASE_TTL_MS,
@@ -93,6 +84,8 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       ? undefined
       : startIngestOps({
           redisUrl: config.INGEST_OPS_REDIS_URL,
+          username: config.INGEST_REDIS_USERNAME,
+          password: config.INGEST_REDIS_PASSWORD,
           stream: config.INGEST_OPS_STREAM,
           log,
           countFailure: (code) => metrics.opsPublishFailed(code),
@@ -111,8 +104,9 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     } else if (path === '/readyz') {
-      const ready = redis.status === 'ready';
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready' : 'redis unavailable');
+      const unready = redis.unready();
+      const ready = unready.length === 0;
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready' : `redis unavailable: ${unready.join(', ')}`);
     } else if (path?.startsWith('/venues/') === true) {
       // The coverage query: what is wanted, what is observed per kind, and each session's state.
       const feed = venues.get(decodeURIComponent(path.slice('/venues/'.length)))?.activeFeed;
@@ -147,7 +141,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       await Promise.all([ops?.stop(), worker.close()]);
       await Promise.all([...venues.values()].map((v) => v.close()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      redis.disconnect();
+      redis.close();
     },
   };
 }

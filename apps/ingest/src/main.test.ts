@@ -34,8 +34,8 @@ describe('ingest main', () => {
     expect((await withDeadline(service.exited, 20_000, 'ingest exit on a bad configuration')).code).toBe(78);
     const output = service.output();
     expect(output).toContain('invalid ingest configuration (3 problems)');
-    expect(output).toMatch(/"variables":\["INGEST_PORT","INGEST_REDIS_URL","INGEST_STREAM_MAXLEN"\]/);
-    expect(output).toContain('INGEST_REDIS_URL=\\"\\": is required');
+    expect(output).toMatch(/"variables":\["INGEST_PORT","INGEST_STREAM_MAXLEN","INGEST_REDIS_URL"\]/);
+    expect(output).toContain('INGEST_REDIS_URL=\\"\\": and INGEST_REDIS_TARGETS are both unset; set exactly one');
     expect(output).toContain('INGEST_STREAM_MAXLEN=\\"-1\\": must be an integer from 0 to 1000000000 (0 = never trim)');
   });
 

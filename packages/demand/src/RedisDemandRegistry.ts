@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@streamgate/redis';
 import type { DemandSink } from './DemandSink.js';
 import type { DemandSource } from './DemandSource.js';
 import { INGEST_DEMAND_KEY } from './ingestDemandKey.js';
@@ -25,14 +25,15 @@ type Scripts = {
 };
 
 /**
- * Demand kept in one sorted set per Redis (see INGEST_DEMAND_KEY). Relays heartbeat the streams
+ * Demand kept in one sorted set per target (see INGEST_DEMAND_KEY): one key, so one slot on a
+ * Redis Cluster, and the scripts run there unchanged. Relays heartbeat the streams
  * they have subscribers for; the auth backend may register a stream when it mints a token, so
  * ingest starts before the first subscriber arrives.
  */
 export class RedisDemandRegistry implements DemandSource, DemandSink {
   private readonly scripts: Scripts;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     redis.defineCommand('sgDemandHeartbeat', { numberOfKeys: 1, lua: HEARTBEAT });
     redis.defineCommand('sgDemandRead', { numberOfKeys: 1, lua: READ });
     this.scripts = redis as unknown as Scripts;

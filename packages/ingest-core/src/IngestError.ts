@@ -4,10 +4,20 @@ export type IngestError =
   | { code: 'stopped'; retryable: false; message: string }
   | { code: 'redis_unavailable'; retryable: true; message: string }
   | { code: 'wrong_type'; retryable: false; message: string }
+  /** The stream's companion keys cannot share its Redis Cluster slot (see ingestKeys). */
+  | { code: 'stream_untaggable'; retryable: false; stream: string; message: string }
   | { code: 'upstream_unavailable'; retryable: true; message: string }
   | { code: 'upstream_garbage'; retryable: true; message: string };
 
 export type IngestErrorCode = IngestError['code'];
+
+/** An IngestError thrown where the interface has no error result (a lease call, a state read). */
+export class IngestFailure extends Error {
+  override readonly name = 'IngestFailure';
+  constructor(readonly error: IngestError) {
+    super(`${error.code}: ${error.message}`);
+  }
+}
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -1,5 +1,5 @@
 export type { CoreLog } from './CoreLog.js';
-export { errorMessage } from './IngestError.js';
+export { errorMessage, IngestFailure } from './IngestError.js';
 export type { IngestError, IngestErrorCode } from './IngestError.js';
 export { IngestWorker } from './IngestWorker.js';
 export type { IngestWorkerOptions, LeaseChange, WorkerEvents } from './IngestWorker.js';

@@ -53,6 +53,7 @@ export class SequencedWriter {
         case 'stopped':
           throw new RunStop({ reason: 'stopped' });
         case 'wrong_type':
+        case 'stream_untaggable':
         case 'upstream_garbage':
         case 'upstream_unavailable':
           throw new RunStop({ reason: 'failed', error });

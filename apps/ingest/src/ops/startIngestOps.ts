@@ -1,14 +1,18 @@
-import { Redis } from 'ioredis';
 import { errorMessage } from '@streamgate/ingest-core';
 import type { CoreLog } from '@streamgate/ingest-core';
 import { OPS_STREAM_MAXLEN, OpsSnapshotPublisher } from '@streamgate/ops';
+import { openRedis } from '@streamgate/redis';
+import { splitRedisUrl } from '../redis/ingestRedisConfig.js';
 import { collectIngestSnapshot } from './collectIngestSnapshot.js';
 import type { IngestOpsSource } from './collectIngestSnapshot.js';
 import { OpsFailureLog } from './OpsFailureLog.js';
 import type { OpsFailure } from './OpsFailureLog.js';
 
 export interface IngestOpsOptions {
+  /** INGEST_OPS_REDIS_URL: an instance or a Redis Cluster; credentials in it win over `username`/`password`. */
   readonly redisUrl: string;
+  readonly username?: string | undefined;
+  readonly password?: string | undefined;
   readonly stream: string;
   readonly source: IngestOpsSource;
   readonly log: CoreLog;
@@ -23,11 +27,16 @@ export interface IngestOpsOptions {
  * cannot go now is dropped, counted and replaced by the next one.
  */
 export function startIngestOps(options: IngestOpsOptions): { stop(): Promise<void> } {
-  const redis = new Redis(options.redisUrl, {
+  const split = splitRedisUrl(options.redisUrl);
+  if (split === null) throw new RangeError('INGEST_OPS_REDIS_URL is not a Redis target'); // the config refuses it first
+  const own = split.username !== undefined || split.password !== undefined;
+  const redis = openRedis(split.target, {
+    username: own ? split.username : options.username,
+    password: own ? split.password : options.password,
     connectionName: `streamgate-ingest-ops:${options.source.pod}`,
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: 2_000,
+    cluster: { enableOfflineQueue: false },
+    node: { maxRetriesPerRequest: 0, commandTimeout: 2_000 },
   });
   let lastRedisError = '';
   redis.on('error', (error: Error) => {

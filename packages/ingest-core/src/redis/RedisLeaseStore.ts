@@ -1,7 +1,8 @@
-import type { Redis } from 'ioredis';
-import { ingestKeys } from '../ingestKeys.js';
+import type { RedisClient } from '@streamgate/redis';
+import { ingestKeys } from './ingestKeys.js';
 import type { Lease, LeaseStore } from '../LeaseStore.js';
 
+// KEYS: lease, fence (ingestKeys: one slot, so this runs on Redis Cluster as well).
 // The fence counter only grows and is bumped in the same step that grants the lease, so the
 // newest holder always has the highest token and the writer can refuse everyone else.
 const ACQUIRE = `
@@ -25,11 +26,12 @@ type Scripts = {
   sgLeaseRelease(lease: string, value: string): Promise<number>;
 };
 
+/** Leases of one target (an instance or a Redis Cluster); with several, one store per target. */
 export class RedisLeaseStore implements LeaseStore {
   private readonly scripts: Scripts;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keyPrefix: string,
   ) {
     redis.defineCommand('sgLeaseAcquire', { numberOfKeys: 2, lua: ACQUIRE });

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { startRedis, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import { RedisDemandRegistry } from '@streamgate/demand';
+import { ingestKeys } from './ingestKeys.js';
 import { RedisLeaseStore } from './RedisLeaseStore.js';
 import { RedisStreamWriter } from './RedisStreamWriter.js';
 
@@ -10,6 +11,7 @@ let server: RedisServer;
 let redis: Redis;
 let writer: RedisStreamWriter;
 let leases: RedisLeaseStore;
+const keys = (stream: string) => ingestKeys('t:', stream);
 
 beforeAll(async () => {
   server = await startRedis();
@@ -26,7 +28,7 @@ describe('the Redis write step, leases and demand (real redis-server)', () => {
     const first = await leases.acquire('s1', 'a', 100);
     expect(first?.token).toBe(1);
     expect(await leases.acquire('s1', 'b', 100)).toBeNull();
-    await waitFor(async () => (await redis.exists('t:{s1}:lease')) === 0, { timeoutMs: 2_000, message: 'lease expires' });
+    await waitFor(async () => (await redis.exists(keys('s1').lease)) === 0, { timeoutMs: 2_000, message: 'lease expires' });
     const second = await leases.acquire('s1', 'b', 10_000);
     expect(second?.token).toBe(2);
     if (first === null || second === null) return;
@@ -37,7 +39,7 @@ describe('the Redis write step, leases and demand (real redis-server)', () => {
     );
     expect(stale).toMatchObject({ ok: false, error: { code: 'fenced', retryable: false } });
     expect(await redis.xlen('s1')).toBe(0);
-    expect(await redis.hget('t:{s1}:state', 'cp')).toBeNull();
+    expect(await redis.hget(keys('s1').state, 'cp')).toBeNull();
     const fresh = await writer.write(
       { key: 's1', token: second.token },
       { entries: [{ dedupeId: 'x', data: '{"n":1}' }], stateSet: { cp: 'one' } },
@@ -76,8 +78,28 @@ describe('the Redis write step, leases and demand (real redis-server)', () => {
       { entries: [{ dedupeId: 'a', data: '1' }], stateSet: { cp: '1' } },
     );
     expect(outcome).toMatchObject({ ok: false, error: { code: 'wrong_type' } });
-    expect(await redis.exists('t:{s3}:d:a')).toBe(0);
-    expect(await redis.hget('t:{s3}:state', 'cp')).toBeNull();
+    expect(await redis.exists(keys('s3').dedupe('a'))).toBe(0);
+    expect(await redis.hget(keys('s3').state, 'cp')).toBeNull();
+  });
+
+  it('refuses a stream whose companion keys cannot share its slot, writing nothing', async () => {
+    const outcome = await writer.write({ key: 'a}b', token: 1 }, { entries: [{ dedupeId: 'a', data: '1' }] });
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'stream_untaggable', retryable: false, stream: 'a}b' } });
+    expect(await redis.exists('a}b')).toBe(0);
+    await expect(leases.acquire('a}b', 'a', 10_000)).rejects.toMatchObject({ error: { code: 'stream_untaggable' } });
+  });
+
+  it('carries a checkpoint over from the layout before slot tags, once', async () => {
+    await redis.hset('t:{s4}:state', { cp: 'old', 'b:9': 'h' });
+    expect(await writer.loadState('s4')).toEqual(
+      new Map([
+        ['cp', 'old'],
+        ['b:9', 'h'],
+      ]),
+    );
+    expect(await redis.hgetall(keys('s4').state)).toEqual({ cp: 'old', 'b:9': 'h' });
+    await redis.hset(keys('s4').state, 'cp', 'new');
+    expect((await writer.loadState('s4')).get('cp')).toBe('new');
   });
 
   it('reports demand until its heartbeat TTL passes', async () => {

@@ -1,13 +1,15 @@
-import type { Redis } from 'ioredis';
-import { errorMessage } from '../IngestError.js';
-import { ingestKeys } from '../ingestKeys.js';
+import type { RedisClient } from '@streamgate/redis';
+import { errorMessage, IngestFailure } from '../IngestError.js';
+import { ingestKeys } from './ingestKeys.js';
+import type { IngestKeys } from './ingestKeys.js';
 import type { Fence, StreamWriter, WriteBatch, WriteOutcome } from '../StreamWriter.js';
 
 /*
  * One script is the whole write step, so no crash can separate an entry from its dedupe key or
  * from the checkpoint that says it was written. Redis does not roll a script back when a command
  * inside it fails, so everything that can fail (fence, key type) is checked before the first write.
- * KEYS: fence, stream, state, dedupe keys…  ARGV: token, dedupe TTL ms, MAXLEN (0 = none),
+ * KEYS: fence, stream, state, dedupe keys… (all in the stream's slot, see ingestKeys, so the
+ * script runs on Redis Cluster too)  ARGV: token, dedupe TTL ms, MAXLEN (0 = none),
  * entry count, entry data…, set count, field/value…, del count, field…
  */
 const WRITE_SCRIPT = `
@@ -51,7 +53,8 @@ return {'ok', tostring(dups), ids}
 `;
 
 export interface RedisStreamWriterOptions {
-  readonly redis: Redis;
+  /** One target: an instance or a Redis Cluster. With several, one writer per target. */
+  readonly redis: RedisClient;
   readonly keyPrefix: string;
   /** How long a dedupe key outlives its write; covers any overlap of two owners or a replay. */
   readonly dedupeTtlMs: number;
@@ -66,7 +69,13 @@ export class RedisStreamWriter implements StreamWriter {
 
   async write(fence: Fence, batch: WriteBatch): Promise<WriteOutcome> {
     const { redis, keyPrefix, dedupeTtlMs, maxLen } = this.options;
-    const keys = ingestKeys(keyPrefix, fence.key);
+    let keys: IngestKeys;
+    try {
+      keys = ingestKeys(keyPrefix, fence.key);
+    } catch (error) {
+      if (error instanceof IngestFailure) return { ok: false, error: error.error };
+      throw error;
+    }
     const set = Object.entries(batch.stateSet ?? {});
     const del = batch.stateDel ?? [];
     const args: (string | number)[] = [
@@ -97,8 +106,17 @@ export class RedisStreamWriter implements StreamWriter {
   }
 
   async loadState(key: string): Promise<Map<string, string>> {
-    const fields = await this.options.redis.hgetall(ingestKeys(this.options.keyPrefix, key).state);
-    return new Map(Object.entries(fields));
+    const { redis, keyPrefix } = this.options;
+    const state = ingestKeys(keyPrefix, key).state;
+    const fields = await redis.hgetall(state);
+    if (Object.keys(fields).length > 0) return new Map(Object.entries(fields));
+    // Before the slot-tag layout the state lived at `<prefix>{<stream>}:state`: a stream first
+    // taken after the upgrade carries its checkpoint over instead of restarting from the head.
+    // The caller holds the lease, so nothing writes the new key meanwhile.
+    const legacy = await redis.hgetall(`${keyPrefix}{${key}}:state`);
+    const entries = Object.entries(legacy);
+    if (entries.length > 0) await redis.hset(state, legacy);
+    return new Map(entries);
   }
 }
 

@@ -1,0 +1,57 @@
+import { normalizeRedisTarget, parseRedisTarget } from '@streamgate/protocol';
+
+/** Where this worker writes: the normalized targets (one, or the placement list) and the credentials for all of them. */
+export interface IngestRedisConfig {
+  readonly targets: readonly string[];
+  readonly username: string | undefined;
+  readonly password: string | undefined;
+}
+
+/** A URL split into its target (normalized, no credentials) and the credentials it carried; null if it is not a target. */
+export function splitRedisUrl(raw: string): { target: string; username: string | undefined; password: string | undefined } | null {
+  if (!URL.canParse(raw)) return null;
+  const url = new URL(raw);
+  const username = url.username === '' ? undefined : decodeURIComponent(url.username);
+  const password = url.password === '' ? undefined : decodeURIComponent(url.password);
+  url.username = '';
+  url.password = '';
+  const target = normalizeRedisTarget(url.href);
+  return target === null ? null : { target, username, password };
+}
+
+export function ingestRedisUrlCheck(raw: string): string | null {
+  return splitRedisUrl(raw) === null
+    ? 'must be a redis:// or rediss:// URL (host, optional port and db) or a redis-cluster:// or rediss-cluster:// URL (one seed node: host and optional port); set it to one, e.g. redis://redis:6379/0 or redis-cluster://redis-0:6379'
+    : null;
+}
+
+/** One item of INGEST_REDIS_TARGETS: a standalone instance, written without credentials, as auth and the publisher list it. */
+export function redisTargetItemCheck(item: string): string | null {
+  const address = parseRedisTarget(item);
+  if (address === null) {
+    return `"${item.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis:// or rediss:// URL without credentials; list redis://host:port/db instances (credentials go in INGEST_REDIS_USERNAME / INGEST_REDIS_PASSWORD)`;
+  }
+  if (address.kind === 'cluster') {
+    return `"${item}" is a Redis Cluster, which is one target: set INGEST_REDIS_URL to it instead of listing it`;
+  }
+  return null;
+}
+
+/**
+ * The targets and credentials from validated variables: INGEST_REDIS_URL (credentials in it win
+ * over INGEST_REDIS_USERNAME / _PASSWORD) or INGEST_REDIS_TARGETS, each target normalized so it is
+ * placed on exactly like the issuer and the publisher place it.
+ */
+export function ingestRedisConfig(env: {
+  readonly INGEST_REDIS_URL: string | undefined;
+  readonly INGEST_REDIS_TARGETS: readonly string[];
+  readonly INGEST_REDIS_USERNAME: string | undefined;
+  readonly INGEST_REDIS_PASSWORD: string | undefined;
+}): IngestRedisConfig {
+  const own = env.INGEST_REDIS_URL === undefined ? null : splitRedisUrl(env.INGEST_REDIS_URL);
+  if (own !== null && (own.username !== undefined || own.password !== undefined)) {
+    return { targets: [own.target], username: own.username, password: own.password };
+  }
+  const targets = own !== null ? [own.target] : env.INGEST_REDIS_TARGETS.map((t) => normalizeRedisTarget(t) ?? t);
+  return { targets, username: env.INGEST_REDIS_USERNAME, password: env.INGEST_REDIS_PASSWORD };
+}
