@@ -22,7 +22,7 @@ export function startDemandReporter(config: RelayConfig, hubs: ReadonlyMap<strin
         connectionName: `streamgate-relay-demand:${config.RELAY_NODE_ID}`,
         node: { maxRetriesPerRequest: 1 },
       });
-      redis.on('error', (error) => log.debug({ err: error.message, target }, 'demand redis error'));
+      redis.on('error', (error: Error) => log.debug({ err: error.message, target }, 'demand redis error'));
       clients.push(redis);
       return { target, sink: new RedisDemandRegistry(redis), streams: () => hub.streamsWithSubscribers() };
     }),
