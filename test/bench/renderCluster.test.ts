@@ -4,6 +4,7 @@ import { clientCores, entryCosts } from './clusterBench.js';
 import type { StepResult } from './fanoutBench.js';
 import { renderClusterMarkdown } from './renderCluster.js';
 import type { ClusterReport } from './renderCluster.js';
+import { parseBenchEnv } from './scale.js';
 
 /** A 5 s step that delivered 5,000 entries with these cores busy. */
 function step(rate: number, relay: number, primaries: number, replicas: number, pass = true): StepResult {
@@ -62,6 +63,7 @@ const report = (runs: ClusterRun[], throughput: ClusterKnee[]): ClusterReport =>
   scale: 'full',
   machine: { cores: 2, model: 'test', node: 'v20', loadAverageAtStart: 0.1, loadAverageAtEnd: 0.2 },
   pinning: { pinned: true, plan: { serverCpus: '0', clientCpus: '1' } },
+  config: parseBenchEnv({}).scale.cluster,
   cluster: { primaries: 3, replicasPerPrimary: 1, runs, throughput },
 });
 
@@ -92,5 +94,17 @@ describe('cluster-results.md', () => {
       /\| cluster \(3 primaries\) \| 30k–34k \| the client side \(Redis, load generator, publisher\): relay 50%, client side 90% \|/,
     );
     expect(md).toContain('| cluster ÷ one Redis | 0.75× |');
+  });
+});
+
+describe('BENCH_PARTS=cluster', () => {
+  it('runs only when asked for, on the 10,000-stream task workloads, with a replica per primary unless BENCH_CLUSTER_REPLICAS=0', () => {
+    expect(parseBenchEnv({}).parts.has('cluster')).toBe(false);
+    const o = parseBenchEnv({ BENCH_PARTS: 'cluster' });
+    expect([...o.parts]).toEqual(['cluster']);
+    expect(o.scale.cluster.workloads.map((w) => w.name)).toEqual(['10,000 streams × 1 at 1k/s', '10,000 streams × 1 at 10k/s']);
+    expect([o.scale.cluster.primaries, o.scale.cluster.replicasPerPrimary]).toEqual([3, 1]);
+    expect(parseBenchEnv({ BENCH_PARTS: 'cluster', BENCH_CLUSTER_REPLICAS: '0' }).scale.cluster.replicasPerPrimary).toBe(0);
+    expect(() => parseBenchEnv({ BENCH_CLUSTER_REPLICAS: '2' })).toThrow(/BENCH_CLUSTER_REPLICAS=0\|1/);
   });
 });

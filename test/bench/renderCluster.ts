@@ -4,6 +4,7 @@ import type { ClusterKnee, ClusterResults, ClusterRun, ClusterTargetKind, EntryC
 import { fmtRate } from './fanoutBench.js';
 import { SERVER_BOUND_CPU } from './pinning.js';
 import type { Pinning } from './pinning.js';
+import type { ClusterScale } from './scale.js';
 
 /** What `BENCH_PARTS=cluster` writes: cluster-results.json holds this, cluster-results.md renders it. */
 export interface ClusterReport {
@@ -12,6 +13,8 @@ export interface ClusterReport {
   readonly scale: string;
   readonly machine: { cores: number; model: string; node: string; loadAverageAtStart: number; loadAverageAtEnd: number };
   readonly pinning: Pinning;
+  /** The workloads, rates, step lengths and cluster shape this run used. */
+  readonly config: ClusterScale;
   readonly cluster: ClusterResults;
 }
 

@@ -140,7 +140,7 @@ async function main(): Promise<void> {
   const files = [...options.parts].every((p) => p === 'cluster') ? [] : writeReport(results, outDir);
   if (cluster !== null) {
     const { startedAt: at, durationS, machine, scale: name } = results;
-    files.push(...writeClusterReport({ startedAt: at, durationS, machine, scale: name, pinning, cluster }, outDir));
+    files.push(...writeClusterReport({ startedAt: at, durationS, machine, scale: name, pinning, config: scale.cluster, cluster }, outDir));
   }
   log(`wrote ${files.join(', ')}`);
 }
