@@ -40,7 +40,7 @@ class RecordingReader implements LiveReader {
   }
 }
 
-function modeSwitch(requested: RequestedReadMode, answers: Array<ReadMode | null>) {
+function modeSwitch(requested: RequestedReadMode, answers: Array<ReadMode | null>, initial?: ReadMode) {
   const clock = new ManualClock();
   const created: RecordingReader[] = [];
   const decisions: Array<[ReadMode, ReadMode | null]> = [];
@@ -59,6 +59,7 @@ function modeSwitch(requested: RequestedReadMode, answers: Array<ReadMode | null
     clock,
     checkIntervalMs: 1_000,
     onMode: (mode, previous) => decisions.push([mode, previous]),
+    ...(initial === undefined ? {} : { initial }),
   });
   return { s, clock, created, decisions, probes };
 }
@@ -109,6 +110,19 @@ describe('ReadModeSwitch', () => {
     await clock.advance(5_000);
     expect(probes).toEqual([]);
     expect(decisions).toEqual([['batch', null]]);
+    await s.close();
+  });
+
+  it('starts with the initial reader it is given (a Redis Cluster: notify), never built twice', async () => {
+    const { s, clock, created, decisions } = modeSwitch('notify', [null, 'notify'], 'notify');
+    expect(created.map((r) => r.mode)).toEqual(['notify']);
+    s.reader.watch('a', '1-0');
+    expect(await s.firstCheck).toBeNull();
+    await clock.advance(1_000);
+    expect(s.mode).toBe('notify');
+    expect(created.map((r) => r.mode)).toEqual(['notify']);
+    expect(decisions).toEqual([['notify', null]]);
+    expect(s.reader.cursor('a')).toBe('1-0');
     await s.close();
   });
 });

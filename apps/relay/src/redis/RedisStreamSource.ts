@@ -1,5 +1,6 @@
 import type { ChainableCommander } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
+import { isClusterClient } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
 import type { RangePage, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
@@ -187,7 +188,8 @@ export class RedisStreamSource implements StreamSource {
   }
 
   get connectionCount(): number {
-    return 1 + this.live.connectionCount;
+    // A Cluster client holds a connection per node it sends to (the primaries).
+    return (isClusterClient(this.command) ? this.command.nodes('master').length : 1) + this.live.connectionCount;
   }
 
   async close(): Promise<void> {
