@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayClient } from '@streamgate/client';
 import type { SubscriptionError } from '@streamgate/client';
 import { demoStream } from '@streamgate/auth';
+import { INGEST_DEMAND_KEY } from '@streamgate/demand';
 import type { DemoEvent, DemoRouter } from '@streamgate/auth';
 import { relayClaimsSchema } from '@streamgate/protocol';
 import { createPublisher, createTokenIssuer, generateSigningKey, placeStream, SigningKeySet } from '@streamgate/server';
@@ -28,7 +29,8 @@ function authProcess(signingKey: PrivateJwk, targets: readonly string[]): Promis
     // Blank is unset: this auth names several instances, never one URL.
     redisUrl: '',
     signingKeys: JSON.stringify([signingKey]),
-    env: { NODE_ENV: 'test', AUTH_DEMO_ROUTER: 'true', AUTH_REDIS_TARGETS: targets.join(',') },
+    // Demand for every demo stream, so minting also shows where auth registers ingest demand.
+    env: { NODE_ENV: 'test', AUTH_DEMO_ROUTER: 'true', AUTH_REDIS_TARGETS: targets.join(','), AUTH_DEMAND_PREFIXES: 'demo:' },
   });
 }
 
@@ -58,7 +60,7 @@ describe('streams placed over several standalone instances', () => {
   let four: string[];
   let five: string[];
   let signingKey: PrivateJwk;
-  const stops: Array<() => Promise<void>> = [];
+  const stops: Array<() => Promise<unknown>> = [];
 
   beforeAll(async () => {
     instances = await startRedisInstances(5);
@@ -86,6 +88,25 @@ describe('streams placed over several standalone instances', () => {
       const batch = NAMES.slice(i, i + 50);
       const subs = await Promise.all(batch.map((stream) => trpc4.demo.token.query({ stream, user: 'alice' })));
       for (const [j, sub] of subs.entries()) expect(claimedRedis(sub.token)).toBe(claim4.get(batch[j] ?? ''));
+    }
+
+    // Auth registered ingest demand for each minted stream on the instance its token names, only there.
+    const minted = NAMES.slice(0, THROUGH_AUTH).map((name) => `demo:${name}`);
+    const demandOf = async (url: string): Promise<Set<string>> => {
+      const server = instances.servers.find((s) => s.url === url);
+      if (server === undefined) throw new Error(`no instance ${url}`);
+      const client = server.client();
+      const members: string[] = await client.zrange(INGEST_DEMAND_KEY, '0', '-1');
+      await client.quit();
+      return new Set(members);
+    };
+    await waitFor(async () => (await Promise.all(four.map(demandOf))).reduce((n, set) => n + set.size, 0) === THROUGH_AUTH, {
+      timeoutMs: 10_000,
+      message: 'auth did not register demand for every minted stream',
+    });
+    for (const url of four) {
+      const expected = minted.filter((stream) => claim4.get(stream.slice('demo:'.length)) === url).sort();
+      expect([...(await demandOf(url))].sort()).toEqual(expected);
     }
 
     // 2. The publisher, given the same list, writes every stream; each is found on the instance

@@ -3,6 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { INGEST_DEMAND_KEY } from '@streamgate/demand';
+import { startRedisCluster, waitFor } from '@streamgate/testkit';
 
 const entry = fileURLToPath(new URL('./main.ts', import.meta.url));
 // tsx is a devDependency of the workspace root, so it is resolved from there.
@@ -85,6 +87,31 @@ describe('main', () => {
     expect(demo.status).toBe(404);
     run.child.kill('SIGTERM');
     expect(await within(run.exited, 10_000, 'no exit after SIGTERM', run)).toBe(0);
+  });
+
+  it('names a Redis Cluster in tokens and registers ingest demand in it (AUTH_REDIS_URL=redis-cluster://…)', async () => {
+    const cluster = await startRedisCluster({ primaries: 3, replicasPerPrimary: 0 });
+    try {
+      // Seeded with a primary that does not hold the demand set's slot: only a cluster client finds it.
+      const holder = await cluster.primaryOf(INGEST_DEMAND_KEY);
+      const seed = (await cluster.primaries()).find((node) => node.port !== holder.port);
+      const url = `redis-cluster://127.0.0.1:${seed?.port ?? 0}`;
+      const run = start({ AUTH_REDIS_URL: url, AUTH_DEMO_ROUTER: 'true', AUTH_DEMAND_PREFIXES: 'demo:' });
+      const port = await within(listeningPort(run), 20_000, 'no listening line', run);
+      const input = encodeURIComponent(JSON.stringify({ stream: 'on-cluster', user: 'alice' }));
+      const res = await fetch(`http://127.0.0.1:${port}/trpc/demo.token?input=${input}`, { signal: AbortSignal.timeout(5000) });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { result: { data: { token: string } } };
+      const claims = JSON.parse(Buffer.from(body.result.data.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { redis: string };
+      expect(claims.redis).toBe(url);
+      const client = cluster.cluster();
+      await waitFor(async () => (await client.zscore(INGEST_DEMAND_KEY, 'demo:on-cluster')) !== null, {
+        timeoutMs: 10_000,
+        message: `auth never registered demand in the cluster; output:\n${run.output()}`,
+      });
+    } finally {
+      await cluster.stop();
+    }
   });
 
   it('exits 78 naming every bad variable at once when the configuration is wrong', async () => {

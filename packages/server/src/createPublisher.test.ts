@@ -80,6 +80,23 @@ describe('createPublisher (real redis-server)', () => {
     expect(result).toMatchObject({ ok: false, error: { code: 'redis_rejected', retryable: false } });
   });
 
+  it('answers not_replicated, entry written, when fewer replicas than asked acknowledged (this server has none)', async () => {
+    const publisher = createPublisher({ redis, waitForReplicas: { count: 1, timeoutMs: 20 } });
+    const plain = await publisher.publish(notes.for('wait'), { text: 'a' });
+    if (plain.ok || plain.error.code !== 'not_replicated') throw new Error(JSON.stringify(plain));
+    expect(plain.error).toMatchObject({ retryable: true, written: 'unknown', replicas: 0, wanted: 1, duplicate: false });
+    expect((await redis.xrange('notes:wait', plain.error.id, plain.error.id)).length).toBe(1);
+    // The idempotent script is pipelined the same way, and falls back to EVAL once the server forgot it.
+    await redis.script('FLUSH');
+    const keyed = await publisher.publish(notes.for('wait'), { text: 'b' }, { idempotencyKey: 'w1' });
+    const again = await publisher.publish(notes.for('wait'), { text: 'b' }, { idempotencyKey: 'w1' });
+    if (keyed.ok || keyed.error.code !== 'not_replicated' || again.ok) throw new Error(JSON.stringify([keyed, again]));
+    expect(again.error).toMatchObject({ code: 'not_replicated', duplicate: true, id: keyed.error.id });
+    const skipped = await publisher.publish(notes.for('wait'), { text: 'c' }, { waitForReplicas: false });
+    expect(skipped.ok).toBe(true);
+    expect(await redis.xlen('notes:wait')).toBe(3);
+  });
+
   it('reports an unreachable Redis as redis_unavailable, retryable, nothing sent', async () => {
     const down = await startRedis();
     const client = down.client({ lazyConnect: true, retryStrategy: () => null });
