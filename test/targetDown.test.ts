@@ -9,8 +9,8 @@ import { demoStream } from '@streamgate/auth';
 import { parseServerFrame } from '@streamgate/protocol';
 import { createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
-import { spawnRelay, startRedis, waitFor } from '@streamgate/testkit';
-import type { RedisServer, RelayProcess } from '@streamgate/testkit';
+import { spawnRelay, startRedisInstances, waitFor } from '@streamgate/testkit';
+import type { RedisInstances, RedisServer, RelayProcess } from '@streamgate/testkit';
 import { startOutagePublisher } from './support/outagePublisher.js';
 import { rawText } from './support/rawSocket.js';
 import type { OutagePublisher } from './support/outagePublisher.js';
@@ -63,16 +63,16 @@ interface Reader {
   state(): string;
 }
 
-let redis: RedisServer[] = [];
+let instances: RedisInstances | undefined;
+let redis: readonly RedisServer[] = [];
 let relay: RelayProcess | undefined;
 let dir = '';
 let tokens: TokenIssuer | undefined;
 const cleanup: Array<() => unknown> = [];
 
 beforeAll(async () => {
-  redis = await Promise.all(
-    Array.from({ length: INSTANCES }, () => startRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always'] })),
-  );
+  instances = await startRedisInstances(INSTANCES, { args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+  redis = instances.servers;
   const key = await generateSigningKey('ES256', 'target-down-key');
   const keys = await SigningKeySet.fromJson(JSON.stringify([key]));
   if (!keys.ok) throw new Error(keys.error.message);
@@ -101,7 +101,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const fn of cleanup.reverse()) await fn();
   await relay?.service.stop();
-  await Promise.all(redis.map((r) => r.stop()));
+  await instances?.stop();
   if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
 
