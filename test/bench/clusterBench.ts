@@ -154,7 +154,7 @@ async function kneeRun(d: ClusterDeps, target: BenchTarget, w: TaskWorkload): Pr
     return { ...none, skipped: 'time budget spent' };
   }
   const t = d.scale.cluster.throughput;
-  d.log(`cluster: ${TARGET_LABEL[target.kind]}: throughput on ${w.name} (from ${t.firstRate}/s, doubling, then bisected)`);
+  d.log(`cluster: ${TARGET_LABEL[target.kind]}: ${w.name} (from ${t.firstRate}/s, doubling, then bisected)`);
   return withTaskSession(d, target, seriesSetup('relay-notify', 0), w, meterOf(target), async (session: TaskSession) => {
     const scale = { ...d.scale, stepMs: t.stepMs };
     const steps: StepResult[] = [];
