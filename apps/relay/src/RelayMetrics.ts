@@ -55,6 +55,18 @@ export class RelayMetrics {
     labelNames: ['target', 'mode'] as const,
     registers: [this.registry],
   });
+  readonly redisTargetUp = new Gauge({
+    name: 'streamgate_relay_redis_target_up',
+    help: 'Per allowlisted Redis target: 1 while it answers (connected, PING answered within the probe timeout), else 0',
+    labelNames: ['target'] as const,
+    registers: [this.registry],
+  });
+  readonly redisTargetsDown = new Counter({
+    name: 'streamgate_relay_redis_target_down_total',
+    help: 'Times a Redis target stayed unreachable for RELAY_REDIS_DOWN_AFTER_MS and its subscriptions were ended with stream_unavailable',
+    labelNames: ['target'] as const,
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: 'streamgate_relay_auth_failures_total',
     help: 'Refused tokens by reason',

@@ -54,6 +54,9 @@ export const relayConfigSchema = z
     RELAY_TOKEN_ISSUER: envText({ required: 'set it to the `iss` the auth service puts in tokens (its AUTH_ISSUER)' }),
     RELAY_CLOCK_SKEW_SECONDS: int(30, 0, 300, '0 = no tolerance'),
     RELAY_REDIS_ALLOWLIST: redisList,
+    // One target down is contained (docs/protocol.md §8, "One Redis target down"): after this long
+    // unreachable its subscriptions end with a retryable stream_unavailable.
+    RELAY_REDIS_DOWN_AFTER_MS: int(3_000, 0, 600_000, '0 = at the first failed health check'),
     RELAY_REDIS_USERNAME: envText({ optional: 'for no username' }),
     RELAY_REDIS_PASSWORD: envText({ optional: 'for no password' }),
     RELAY_MAX_FRAME_BYTES: int(16 * 1024, 512, 1024 * 1024),

@@ -12,6 +12,7 @@ import { createKeySource } from './auth/createKeySource.js';
 import type { TopicPublisher } from './core/Connection.js';
 import { StreamHub } from './core/StreamHub.js';
 import { startDemandReporter } from './demand/startDemandReporter.js';
+import { watchTargets } from './watchTargets.js';
 import { startUwsServer } from './edge/startUwsServer.js';
 import type { SocketHandlers } from './edge/startUwsServer.js';
 import { AdmissionControl } from './limits/AdmissionControl.js';
@@ -162,7 +163,10 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     fastWindowMs: config.RELAY_DRAIN_FAST_WINDOW_MS,
     deadlineMs: config.RELAY_DRAIN_DEADLINE_MS,
   });
-  const isReady = (): boolean => !drainer.draining && keys.loaded() && [...hubs.values()].every((h) => h.healthy);
+  const targets = watchTargets({ hubs, downAfterMs: config.RELAY_REDIS_DOWN_AFTER_MS, metrics, log });
+  // One target down never takes the pod out of the load balancer: another pod could not read it
+  // either. A pod that reaches none of its targets has a fault of its own, and taking it out helps.
+  const isReady = (): boolean => !drainer.draining && keys.loaded() && targets.anyHealthy();
   const demand = startDemandReporter(config, hubs, log);
   const server = await startUwsServer({
     host: config.RELAY_HOST,
@@ -215,10 +219,11 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       '/healthz': () => ({ status: 200, contentType: 'text/plain', body: 'ok' }),
       '/readyz': () =>
         isReady()
-          ? { status: 200, contentType: 'text/plain', body: 'ready' }
-          : { status: 503, contentType: 'text/plain', body: notReadyReason() },
+          ? { status: 200, contentType: 'text/plain', body: `ready\n${targets.describe()}` }
+          : { status: 503, contentType: 'text/plain', body: `${notReadyReason()}\n${targets.describe()}` },
       '/metrics': async () => {
         metrics.streams.set([...hubs.values()].reduce((n, h) => n + h.streamCount, 0));
+        targets.check();
         return { status: 200, contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
       },
     },
@@ -250,7 +255,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
 
   function notReadyReason(): string {
     if (drainer.draining) return 'draining';
-    return keys.loaded() ? 'redis unavailable' : 'signing keys not loaded';
+    return keys.loaded() ? 'no redis target reachable' : 'signing keys not loaded';
   }
 
   return {
@@ -278,6 +283,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     redisConnectionCount: () => sources.reduce((n, s) => n + s.connectionCount, 0),
     close: async () => {
       server.close(CloseCode.drainReconnect, 'relay shutting down');
+      targets.close();
       slowConsumers.close();
       keys.close();
       demand?.close();

@@ -32,6 +32,8 @@ export interface StreamHubOptions {
  */
 export class StreamHub {
   private readonly channels = new Map<StreamName, StreamChannel>();
+  /** Set while the target is held unavailable (TargetHealthWatch): every subscribe is refused with it. */
+  private unavailable: RelayError | null = null;
 
   constructor(private readonly options: StreamHubOptions) {}
 
@@ -73,6 +75,43 @@ export class StreamHub {
     return this.options.source.healthy;
   }
 
+  /** False from markUnavailable to markAvailable. */
+  get available(): boolean {
+    return this.unavailable === null;
+  }
+
+  /**
+   * The target stayed unreachable past the bound: waiting on it would only hold clients on
+   * silent subscriptions. Every subscription of it ends now with a retryable
+   * `stream_unavailable` (established ones hear `unsubscribed`, ones still starting their
+   * `error`), every stream of it stops being read, and subscribes are refused at once until
+   * markAvailable. Clients resubscribe with backoff from their last id. Other hubs (other
+   * targets) are not touched.
+   */
+  markUnavailable(message: string): void {
+    if (this.unavailable !== null) return;
+    const error = relayError('stream_unavailable', message);
+    this.unavailable = error;
+    for (const channel of [...this.channels.values()]) {
+      for (const sub of channel.subscriberList()) {
+        if (sub.phase === 'pending') {
+          // Its `subscribed` was not sent: it is a subscribe that failed, answered with `error`.
+          channel.remove(sub);
+          sub.settle({ ok: false, error });
+        } else {
+          this.endSubscriber(sub, error);
+        }
+      }
+      channel.stop();
+      this.channels.delete(channel.stream);
+    }
+  }
+
+  /** The target answers again: subscribes are served (each stream is read again on demand). */
+  markAvailable(): void {
+    this.unavailable = null;
+  }
+
   subscribe(
     conn: Connection,
     sid: string,
@@ -81,8 +120,16 @@ export class StreamHub {
     exp: number,
     onEnded: (error: RelayError) => void,
   ): HubSubscriber {
-    const channel = this.channelFor(stream);
     const sub = new HubSubscriber(conn, sid, stream, from ?? STREAM_START, exp, onEnded);
+    const refusal = this.refusal();
+    if (refusal !== null) {
+      // Refused before any read: a subscribe to a target that is down is answered at once,
+      // never left waiting on a command queued behind the reconnect.
+      sub.markGone();
+      sub.settle({ ok: false, error: refusal });
+      return sub;
+    }
+    const channel = this.channelFor(stream);
     channel.add(sub);
     void this.start(channel, sub, from).then(
       (result) => sub.settle(result),
@@ -147,6 +194,14 @@ export class StreamHub {
     sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
     channel.place(sub);
     return { ok: true };
+  }
+
+  /** Why a subscribe is refused before any read: the target is held unavailable, or not answering now. */
+  private refusal(): RelayError | null {
+    if (this.unavailable !== null) return this.unavailable;
+    if (!this.options.source.healthy)
+      return relayError('stream_unavailable', "the stream's Redis is not reachable now; subscribe again later");
+    return null;
   }
 
   private abandon(channel: StreamChannel, sub: HubSubscriber, message: string): StartResult {

@@ -4,16 +4,39 @@ import type { IncarnationMark } from './parseReplies.js';
 import type { TimerClock } from './TimerClock.js';
 import { toError } from './redisFailure.js';
 
-/** What one check of a key found: missing, or present with its mark; null when the check failed for it. */
-export type KeySighting = { readonly exists: false } | ({ readonly exists: true } & IncarnationMark);
+/**
+ * What one check of a key found: missing, or present with its mark and (from the periodic
+ * check) a look at the reader's position; null when the check failed for it.
+ */
+export type KeySighting = { readonly exists: false } | ({ readonly exists: true } & IncarnationMark & Partial<CursorLook>);
 
-/** Checks keys on the command connection: one pipelined EXISTS + XINFO STREAM per key. */
-export type IncarnationProbe = (keys: readonly StreamName[]) => Promise<ReadonlyArray<KeySighting | null>>;
+/**
+ * Whether the entry at the reader's position is still stored, with what tells a loss from a
+ * trim (the first entry moved past it) or an XDEL (max-deleted-entry-id reached it). Asked
+ * BEFORE the XINFO that gives the other two: both only move forward in one incarnation, so an
+ * entry removed by either before the look shows as removed that way in the XINFO after it.
+ */
+export interface CursorLook {
+  /** The entry asked about (CheckSnapshot.probe) is stored. */
+  readonly cursorStored: boolean;
+  /** Null for an empty stream. */
+  readonly firstEntryId: StreamId | null;
+  /** Null before Redis 7, which does not report it: an XDEL cannot be ruled out. */
+  readonly maxDeletedEntryId: StreamId | null;
+}
+
+/**
+ * Checks keys on the command connection: per key EXISTS, `XRANGE key id id` (`ids[i]`, an entry
+ * the reader read: CheckSnapshot.probe), then XINFO STREAM, pipelined.
+ */
+export type IncarnationProbe = (keys: readonly StreamName[], ids: readonly StreamId[]) => Promise<ReadonlyArray<KeySighting | null>>;
 
 /** Taken when a check is sent; a reply whose snapshot is stale (the key was restarted since) is ignored. */
 export interface CheckSnapshot {
   readonly cursor: StreamId;
   readonly epoch: number;
+  /** The read entry whose presence the check asks about: the key's witness, else the cursor. */
+  readonly probe: StreamId;
 }
 
 export interface IncarnationTrackerOptions {
@@ -38,12 +61,18 @@ interface KeyState {
   vanished: boolean;
   entriesAdded: number | null;
   epoch: number;
+  /**
+   * The read position when the server behind the key may have changed (suspectLoss), kept
+   * until a check has looked at its entry: the reader goes on to read the new server's writes,
+   * and the entries lost are the ones just before its position at the change.
+   */
+  witness: StreamId | null;
 }
 
 /**
  * Notices that a watched key holds a new incarnation. A reader positioned above the new, lower
  * ids reads nothing from it, so nothing in the live reads shows it: the key has to be looked at.
- * Every `intervalMs` one pipelined check of `groupSize` keys (EXISTS + XINFO STREAM each) goes
+ * Every `intervalMs` one pipelined check of `groupSize` keys (EXISTS, XRANGE of one read entry, XINFO STREAM each) goes
  * round the watched keys (keys seen missing take up to half of each group), so Redis sees at most `groupSize` checks per
  * interval whatever the number of streams, and each key is looked at within
  * ceil(keys / groupSize) intervals (twice that while many keys are missing). Other reads that return a key's metadata (a resume's inspect,
@@ -58,6 +87,8 @@ export class IncarnationTracker {
   /** Keys a hint (a keyspace event) asked to look at out of turn, and whether a look is out. */
   private readonly soon = new Set<StreamName>();
   private soonRunning = false;
+  /** When suspectLoss last sent its keys to be looked at out of turn. */
+  private suspectedAt = -Infinity;
 
   constructor(private readonly options: IncarnationTrackerOptions) {
     this.stopped = new Promise((resolve) => (this.wakeStop = resolve));
@@ -67,7 +98,13 @@ export class IncarnationTracker {
   track(stream: StreamName): void {
     if (this.states.has(stream)) return;
     const cursor = this.options.cursorOf(stream) ?? STREAM_START;
-    this.states.set(stream, { existed: compareStreamIds(cursor, STREAM_START) > 0, vanished: false, entriesAdded: null, epoch: 0 });
+    this.states.set(stream, {
+      existed: compareStreamIds(cursor, STREAM_START) > 0,
+      vanished: false,
+      entriesAdded: null,
+      epoch: 0,
+      witness: null,
+    });
   }
 
   untrack(stream: StreamName): void {
@@ -79,7 +116,7 @@ export class IncarnationTracker {
     const state = this.states.get(stream);
     const cursor = this.options.cursorOf(stream);
     if (state === undefined || cursor === undefined) return undefined;
-    return { cursor, epoch: state.epoch };
+    return { cursor, epoch: state.epoch, probe: state.witness ?? cursor };
   }
 
   /** What a read of the key found, against the reader's position when it was sent. */
@@ -91,16 +128,21 @@ export class IncarnationTracker {
       return;
     }
     // In one incarnation the last id never falls below an id read from it, and entries-added
-    // never falls; the read position was at most the last id when the check was sent.
+    // never falls; the read position was at most the last id when the check was sent. Nor does
+    // an entry the reader read leave it but by a trim or an XDEL.
     const recreated =
       state.vanished ||
       compareStreamIds(sighting.lastGeneratedId, snapshot.cursor) < 0 ||
-      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded);
+      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded) ||
+      lostAt(snapshot.probe, sighting);
+    // A look at the witness's entry settles it, either way; a sighting without one (a resume's inspect) does not.
+    if (sighting.cursorStored !== undefined && state.witness === snapshot.probe) state.witness = null;
     state.existed = true;
     state.vanished = false;
     if (sighting.entriesAdded !== null) state.entriesAdded = sighting.entriesAdded;
     if (!recreated) return;
     state.epoch++;
+    state.witness = null;
     this.options.onNewIncarnation(stream);
   }
 
@@ -111,6 +153,30 @@ export class IncarnationTracker {
   checkSoon(stream: StreamName): void {
     if (!this.states.has(stream)) return;
     this.soon.add(stream);
+    if (!this.soonRunning) void this.checkHinted();
+  }
+
+  /**
+   * The server behind the keys may have changed under the reader: a connection to it was lost,
+   * a cluster slot's primary was replaced by failover, a replica was promoted by hand. What
+   * asynchronous replication had not copied is gone, and those are the entries just before each
+   * read position now. Each key's position is kept as its witness (unless one is pending: the
+   * first one taken after the change is the last read from the old server) and looked at soon;
+   * until a look succeeds the key goes first in every periodic check. Call it as soon as the
+   * loss is seen, before the reader reads from the new server. Calls are cheap to repeat (one
+   * per connection error is fine): the out-of-turn look runs at most once per interval.
+   */
+  suspectLoss(): void {
+    const witnessed: StreamName[] = [];
+    for (const [stream, state] of this.states) {
+      const cursor = this.options.cursorOf(stream);
+      if (state.witness === null && cursor !== undefined && compareStreamIds(cursor, STREAM_START) > 0) state.witness = cursor;
+      if (state.witness !== null) witnessed.push(stream);
+    }
+    const now = this.options.clock.now();
+    if (witnessed.length === 0 || now - this.suspectedAt < (this.options.intervalMs ?? 1_000)) return;
+    this.suspectedAt = now;
+    for (const stream of witnessed) this.soon.add(stream);
     if (!this.soonRunning) void this.checkHinted();
   }
 
@@ -135,7 +201,10 @@ export class IncarnationTracker {
     this.options.onCheck(keys.length);
     let sightings: ReadonlyArray<KeySighting | null>;
     try {
-      sightings = await this.options.probe(keys);
+      sightings = await this.options.probe(
+        keys,
+        snapshots.map((s) => s?.probe ?? STREAM_START),
+      );
     } catch (thrown) {
       this.options.onError(toError(thrown));
       return;
@@ -160,15 +229,15 @@ export class IncarnationTracker {
   }
 
   /**
-   * Keys seen missing first (they are the ones about to come back), up to half the group so
-   * that many deleted keys cannot starve the others, then round the rest.
+   * Keys seen missing first (they are the ones about to come back), and keys with a witness not
+   * looked at yet, up to half the group so that they cannot starve the others, then round the rest.
    */
   private nextGroup(): StreamName[] {
     const size = this.options.groupSize ?? 1_000;
     const group = new Set<StreamName>();
     for (const [key, state] of this.states) {
       if (group.size >= Math.ceil(size / 2)) break;
-      if (state.vanished) group.add(key);
+      if (state.vanished || state.witness !== null) group.add(key);
     }
     let wrapped = false;
     while (group.size < Math.min(size, this.states.size)) {
@@ -183,4 +252,17 @@ export class IncarnationTracker {
     }
     return [...group];
   }
+}
+
+/**
+ * An entry the reader read (`id`) is gone although it was neither trimmed (it is not below the
+ * first entry) nor deleted with XDEL (it is above max-deleted-entry-id): the stream lost
+ * entries the reader delivered. That is what a failover to a replica that had not yet copied
+ * them leaves, even once new writes have taken the last id above the position again.
+ */
+function lostAt(id: StreamId, sighting: Partial<CursorLook>): boolean {
+  if (sighting.cursorStored !== false || compareStreamIds(id, STREAM_START) <= 0) return false;
+  const { firstEntryId, maxDeletedEntryId } = sighting;
+  if (firstEntryId === null || firstEntryId === undefined || maxDeletedEntryId === null || maxDeletedEntryId === undefined) return false;
+  return compareStreamIds(id, firstEntryId) >= 0 && compareStreamIds(id, maxDeletedEntryId) > 0;
 }

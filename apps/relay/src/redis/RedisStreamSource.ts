@@ -71,7 +71,20 @@ export class RedisStreamSource implements StreamSource {
     // The probe keeps a command outstanding every second, so a connection that stops delivering
     // data for this long is dead (half-open after a partition or a host loss) and is replaced.
     const readers = new LiveReaderFactory({
-      source: options,
+      // A connection lost, or back after a loss, may mean another server behind the target (a
+      // promoted replica): what the reader read just before may be gone. Its positions are kept as
+      // witnesses before it reads on.
+      source: {
+        ...options,
+        onError: (operation, error) => {
+          if (operation === 'connection') this.suspectLoss();
+          options.onError(operation, error);
+        },
+        onReconnect: (connection) => {
+          this.suspectLoss();
+          options.onReconnect?.(connection);
+        },
+      },
       command: () => this.command,
       dropWrongTypes: this.dropWrongTypes,
       suspect: (stream) => this.incarnations.checkSoon(stream),
@@ -244,26 +257,43 @@ export class RedisStreamSource implements StreamSource {
   }
 
   /**
-   * One pipeline of EXISTS + XINFO STREAM per key. A key whose reply is an error (it holds
+   * One pipeline of EXISTS + XRANGE of one entry the reader read (`ids[i]`: its position, or
+   * the witness of a suspected loss) + XINFO STREAM per key (the XRANGE first: IncarnationTracker's CursorLook). A key whose XINFO reply is an error (it holds
    * another type: the reader reports that; or it was deleted between the two) is not judged
    * this time round; nor is any while the command connection is down.
    */
-  private readonly probeIncarnations: IncarnationProbe = async (keys) => {
+  private readonly probeIncarnations: IncarnationProbe = async (keys, ids) => {
     // While Redis is away the checks would only queue up behind the reconnect; the next round looks.
     if (this.command.status !== 'ready') return keys.map(() => null);
-    const calls = keys.flatMap((key) => [
-      { key, command: 'EXISTS', args: [key] },
-      { key, command: 'XINFO', args: ['STREAM', key] },
-    ]);
+    // Per key on its node, in this order: XRANGE before XINFO (IncarnationTracker's CursorLook).
+    const calls = keys.flatMap((key, i) => {
+      const id = ids[i] ?? '0-0';
+      return [
+        { key, command: 'EXISTS', args: [key] },
+        { key, command: 'XRANGE', args: [key, id, id, 'COUNT', 1] },
+        { key, command: 'XINFO', args: ['STREAM', key] },
+      ];
+    });
     const replies = await pipelineByNode(this.command, calls, (error) => this.options.onError('check', error));
     return keys.map((_, i): KeySighting | null => {
-      const exists = this.reply(replies, 2 * i, (r) => parseInteger(r, 'exists') === 1);
+      const exists = this.reply(replies, 3 * i, (r) => parseInteger(r, 'exists') === 1);
       if (!exists.ok) return null;
       if (!exists.value) return { exists: false };
-      const mark = this.reply(replies, 2 * i + 1, parseIncarnationMark);
-      return mark.ok ? { exists: true, ...mark.value } : null;
+      const stored = this.reply(replies, 3 * i + 1, (r) => parseEntries(r).length > 0);
+      const mark = this.reply(replies, 3 * i + 2, parseIncarnationMark);
+      if (!mark.ok) return null;
+      return stored.ok ? { exists: true, ...mark.value, cursorStored: stored.value } : { exists: true, ...mark.value };
     });
   };
+
+  /**
+   * The servers behind the target may have changed (a connection came back after a loss; on a
+   * cluster, a slot's primary was replaced): look at every watched key for entries lost
+   * (IncarnationTracker.suspectLoss). Call it before the reader reads from the new server.
+   */
+  suspectLoss(): void {
+    this.incarnations.suspectLoss();
+  }
 
   /** The key holds a new incarnation: its reader starts it over, then its subscribers are told. */
   private restart(stream: StreamName): void {

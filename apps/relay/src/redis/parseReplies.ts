@@ -128,7 +128,19 @@ export interface IncarnationMark {
   readonly entriesAdded: number | null;
 }
 
-export function parseIncarnationMark(xinfoReply: unknown): IncarnationMark {
+/**
+ * The mark, and what tells an entry lost from one trimmed or deleted (IncarnationTracker's
+ * CursorLook): the first entry's id and `max-deleted-entry-id` (null before Redis 7).
+ */
+export function parseIncarnationMark(
+  xinfoReply: unknown,
+): IncarnationMark & { firstEntryId: StreamId | null; maxDeletedEntryId: StreamId | null } {
   const map = xinfoFields(xinfoReply);
-  return { lastGeneratedId: asId(map.get('last-generated-id'), 'last-generated-id'), entriesAdded: xinfoNumber(map, 'entries-added') };
+  const first = map.get('first-entry');
+  return {
+    lastGeneratedId: asId(map.get('last-generated-id'), 'last-generated-id'),
+    entriesAdded: xinfoNumber(map, 'entries-added'),
+    firstEntryId: first === null || first === undefined ? null : asId(asArray(first, 'first-entry')[0], 'first-entry id'),
+    maxDeletedEntryId: map.has('max-deleted-entry-id') ? asId(map.get('max-deleted-entry-id'), 'max-deleted-entry-id') : null,
+  };
 }

@@ -1,0 +1,55 @@
+/**
+ * - `up`: the target answers;
+ * - `unhealthy`: it does not, for less than the bound: subscriptions are kept (a reconnect
+ *   blip must not send every client of the target through a resubscribe and a catch-up), new
+ *   subscribes are refused;
+ * - `down`: it has not answered for the bound: its subscriptions were ended.
+ */
+export type TargetState = 'up' | 'unhealthy' | 'down';
+
+export interface TargetHealthWatchOptions {
+  /** Whether the target answers now (StreamHub.healthy). */
+  readonly healthy: () => boolean;
+  /** How long the target may stay unhealthy before it counts as down. 0: at the first check. */
+  readonly downAfterMs: number;
+  /** Milliseconds, monotonic. */
+  readonly now: () => number;
+  /** The target became down: end its subscriptions. */
+  readonly onDown: (unhealthyForMs: number) => void;
+  /** A down target answers again. */
+  readonly onUp: (downForMs: number) => void;
+}
+
+/**
+ * Turns one target's instantaneous health, sampled by `check()`, into its state. It holds no
+ * timer: the relay samples every target on one interval, so a test drives it with its own clock.
+ */
+export class TargetHealthWatch {
+  private unhealthySince: number | null = null;
+  private downSince: number | null = null;
+
+  constructor(private readonly options: TargetHealthWatchOptions) {}
+
+  get state(): TargetState {
+    if (this.downSince !== null) return 'down';
+    return this.unhealthySince === null ? 'up' : 'unhealthy';
+  }
+
+  /** Samples the target once; returns the state after the sample. */
+  check(): TargetState {
+    const now = this.options.now();
+    if (this.options.healthy()) {
+      const downSince = this.downSince;
+      this.unhealthySince = null;
+      this.downSince = null;
+      if (downSince !== null) this.options.onUp(now - downSince);
+      return 'up';
+    }
+    this.unhealthySince ??= now;
+    if (this.downSince === null && now - this.unhealthySince >= this.options.downAfterMs) {
+      this.downSince = now;
+      this.options.onDown(now - this.unhealthySince);
+    }
+    return this.state;
+  }
+}
