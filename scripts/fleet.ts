@@ -5,12 +5,12 @@
  * viewers, a publisher of demo events, a CLI tail, and the operations dashboard. Commands on
  * stdin inject faults (type `help`).
  *
- * Environment (test/support/parseFleetConfig.ts): FLEET_REDIS_URL, FLEET_AUTH_PORT,
+ * Environment (test/support/parseFleetConfig.ts): FLEET_REDIS_URL, FLEET_REDIS_CLUSTER=1 (the streams
+ * on a 3-primary Redis Cluster with a replica each; `kill-primary` fails one over), FLEET_AUTH_PORT,
  * FLEET_DASHBOARD, FLEET_DASHBOARD_PORT, FLEET_VIEWERS, FLEET_BLOCK_MS, FLEET_DRAIN_WINDOW_MS,
  * FLEET_EXIT_AFTER_EVENTS=N to stop by itself once the tail saw N demo events and N blocks (smoke tests).
  */
 import { createInterface } from 'node:readline';
-import { Redis } from 'ioredis';
 import { createPublisher } from '@streamgate/server';
 import { demoStream } from '@streamgate/auth';
 import { freePort } from '@streamgate/testkit';
@@ -51,6 +51,7 @@ try {
   const dashboardHost = '127.0.0.1';
   fleet = await startFullFleet({
     ...(config.FLEET_REDIS_URL === undefined ? {} : { redisUrl: config.FLEET_REDIS_URL }),
+    redisCluster: config.FLEET_REDIS_CLUSTER,
     ...(config.FLEET_AUTH_PORT === undefined ? {} : { authPort: config.FLEET_AUTH_PORT }),
     corsOrigins: [`http://${dashboardHost}:${dashboardPort}`, `http://localhost:${dashboardPort}`],
     viewers: config.FLEET_VIEWERS,
@@ -59,7 +60,12 @@ try {
     log: say,
   });
   const running = fleet;
-  say(`redis   ${running.redisUrl}`);
+  const cluster = running.redisCluster;
+  if (cluster === null) say(`redis   ${running.redisUrl}`);
+  else {
+    say(`redis   streams on the cluster ${running.redisUrl}; operations stream on ${running.opsRedisUrl}`);
+    for (const node of cluster.nodes) say(`redis   cluster node 127.0.0.1:${node.port} ${node.role}`);
+  }
   say(`auth    ${running.authUrl}/trpc   JWKS ${running.authUrl}/.well-known/jwks.json`);
   for (const relay of running.relays) say(`${relay.name} ${relay.url}   metrics ${relay.httpUrl}/metrics`);
   say(`relays  front door ${running.relayUrl} (spreads connections over the serving relays)`);
@@ -69,9 +75,9 @@ try {
   say(`venue   mqtt ${running.venue.mqttUrl}   http ${running.venue.httpUrl}`);
   say(`ops     stream ${running.opsStream}; operator credential (shown once): ${running.credential}`);
 
-  const redis = new Redis(running.redisUrl);
-  closers.push(() => redis.disconnect());
-  const publisher = createPublisher({ redis, maxLen: 10_000 });
+  // By target URL: on a cluster the publisher follows MOVED and failovers itself.
+  const publisher = createPublisher({ targets: [running.redisUrl], maxLen: 10_000 });
+  closers.push(() => publisher.close());
   const ticks = demoStream.for('ticks');
   let seq = 0;
   const publishTimer = setInterval(() => {

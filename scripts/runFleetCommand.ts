@@ -1,3 +1,4 @@
+import { demoStream } from '@streamgate/auth';
 import type { FleetCommand } from '../test/support/parseFleetCommand.js';
 import { FLEET_HELP } from '../test/support/parseFleetCommand.js';
 import type { FullFleet } from '../test/support/startFullFleet.js';
@@ -22,6 +23,12 @@ export async function runFleetCommand(fleet: FullFleet, command: FleetCommand, s
     case 'drain':
       if (command.replace) say(`fleet   starting a replacement before draining ${command.relay}…`);
       report(await fleet.drainRelay(command.relay, { replace: command.replace }));
+      return undefined;
+    case 'kill-primary':
+      report(await fleet.killPrimary(command.stream ?? demoStream.for('ticks').name));
+      return undefined;
+    case 'restart-nodes':
+      report(await fleet.restartNodes());
       return undefined;
     case 'status':
       for (const relay of fleet.relays) say(`status  ${relay.name} ${relay.state} ${relay.url}`);

@@ -77,6 +77,35 @@ describe('npm run fleet', () => {
     expect(fleet.lines).toContain('fleet stopping');
   });
 
+  it('FLEET_REDIS_CLUSTER=1: the streams on a Redis Cluster reach the tail through the relays, also after a primary is killed', async () => {
+    const fleet = await spawnTsEntry('scripts/fleet.ts', {
+      name: 'fleet-cluster',
+      env: { ...FAST, FLEET_DASHBOARD: 'false', FLEET_REDIS_CLUSTER: '1' },
+      stdin: true,
+      readyPattern: /fleet up/,
+      readyTimeoutMs: 60_000,
+    });
+    await using _ = fleet;
+    const startup = [...fleet.lines];
+    expect(
+      printed(startup, /^redis\s+streams on the cluster (redis-cluster:\/\/127\.0\.0\.1:\d+); operations stream on redis:\/\//),
+    ).toBeTruthy();
+    expect(startup.filter((l) => /^redis\s+cluster node 127\.0\.0\.1:\d+ primary$/.test(l))).toHaveLength(3);
+    expect(startup.filter((l) => /^redis\s+cluster node 127\.0\.0\.1:\d+ replica$/.test(l))).toHaveLength(3);
+    // The publisher's demo events, and ingest's blocks once the relays' demand reached it, both on the cluster.
+    await fleet.waitForLine(/^tail\s+demo:ticks \S+ seq=\d+ /, 20_000);
+    await fleet.waitForLine(/^ingest\s+evm:anvil:heads active$/, 20_000);
+    await after(fleet, null, /^chain\s+evm:anvil:heads block \d+ /);
+
+    // The primary of demo:ticks dies; its replica is promoted and the events come again.
+    await after(fleet, 'kill-primary', /^fleet\s+primary 127\.0\.0\.1:\d+ \(serving demo:ticks\) killed/);
+    await after(fleet, null, /^tail\s+demo:ticks \S+ seq=\d+ /, 30_000);
+    await after(fleet, 'restart-nodes', /^fleet\s+restarted 127\.0\.0\.1:\d+$/);
+
+    expect(fleet.write('quit\n')).toBe(true);
+    expect(await withDeadline(fleet.exited, 20_000, 'the fleet stops after quit')).toMatchObject({ code: 0 });
+  });
+
   it('FLEET_EXIT_AFTER_EVENTS: stops by itself once its tail saw that many demo events and blocks through the relays', async () => {
     const fleet = await spawnTsEntry('scripts/fleet.ts', {
       name: 'fleet-smoke',

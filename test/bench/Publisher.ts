@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { parseRedisTarget } from '@streamgate/protocol';
 import { Server } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-streams-adapter';
 import WebSocket from 'ws';
@@ -27,6 +28,8 @@ export function payloadText(seq: number, intendedMs: number): string {
  * tick) exactly as streamgate's own publisher does.
  */
 function redisPublisher(redisUrl: string): Publisher {
+  const address = parseRedisTarget(redisUrl);
+  if (address?.kind === 'cluster') return clusterPublisher(address.host, address.port);
   const redis = new Redis(redisUrl);
   let pipeline = redis.pipeline();
   let queued = 0;
@@ -46,6 +49,31 @@ function redisPublisher(redisUrl: string): Publisher {
     },
     async close() {
       await redis.quit();
+    },
+  };
+}
+
+/**
+ * On a Redis Cluster a pipeline must stay on one node: each XADD is sent on its own and ioredis's
+ * auto-pipelining batches those of one tick per node, which is what the per-tick pipeline above
+ * does on one Redis.
+ */
+function clusterPublisher(host: string, port: number): Publisher {
+  const cluster = new Cluster([{ host, port }], { enableAutoPipelining: true });
+  return {
+    publish(stream, seq, intendedMs) {
+      cluster
+        .xadd(stream, 'MAXLEN', '~', 10_000, '*', 'data', payloadText(seq, intendedMs))
+        .catch((error: unknown) => process.stderr.write(`publisher: ${String(error)}\n`));
+    },
+    flush() {
+      // Auto-pipelining sends what this tick queued.
+    },
+    retarget() {
+      // Redis did not move.
+    },
+    async close() {
+      await cluster.quit();
     },
   };
 }

@@ -27,6 +27,8 @@ export interface StepResult {
   readonly publisherCpu?: number;
   /** Seconds over which the CPU shares were measured (absent in runs before it was recorded). */
   readonly wallSeconds?: number;
+  /** Cores used by each group of StepDeps.cpuGroups, summed over its processes (absent without groups). */
+  readonly groupCpu?: Readonly<Record<string, number>>;
   /**
    * CPU time the server and its Redis spent per delivery, in microseconds: what a delivery costs,
    * which scheduling noise from other load on the machine changes far less than latency.
@@ -71,6 +73,11 @@ export interface StepDeps {
    * fixed-rate and half-knee steps; the bracket is then wider and says so.
    */
   readonly refineUntil?: number;
+  /**
+   * More processes metered over each step, summed per group: a Redis Cluster's primaries and its
+   * replicas, which no single redisPid covers.
+   */
+  readonly cpuGroups?: Readonly<Record<string, readonly number[]>>;
 }
 
 const P99_LIMIT_MS = 100;
@@ -90,8 +97,9 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   const startMs = nowMs() + 50;
   // Intended times travel rounded to a microsecond: a millisecond of slack keeps the first event in.
   await d.fleet.reset(startMs - 1);
-  const pids = [d.serverPid, d.redisPid ?? d.serverPid, process.pid, ...d.fleet.pids];
-  const meter = new CpuMeter(pids);
+  const fixedPids = [d.serverPid, d.redisPid ?? d.serverPid, process.pid, ...d.fleet.pids];
+  const groups = Object.entries(d.cpuGroups ?? {});
+  const meter = new CpuMeter([...fixedPids, ...groups.flatMap(([, pids]) => pids)]);
   const published = await publishOpenLoop(d.publisher, d.state, eventsPerSecond, startMs, d.scale.stepMs);
   const expected = published * w.perStream;
   const graceEnd = Date.now() + 1_500;
@@ -102,6 +110,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   }
   // CPU over publishing and delivery: at low rates most of the work comes after the last publish.
   const { cores: cpu, wallSeconds } = meter.stop();
+  const groupCpu = sumGroups(groups, cpu.slice(fixedPids.length));
   stats = await d.fleet.stats(true);
   const h = stats.histogram;
   const us = (v: number | undefined) => (v ?? 0) / 1000;
@@ -119,9 +128,10 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
     maxMs: us(h?.maxValue),
     serverCpu: cpu[0] ?? 0,
     redisCpu: d.redisPid === null ? 0 : (cpu[1] ?? 0),
-    loadCpu: cpu.slice(3).reduce((a, b) => a + b, 0),
+    loadCpu: cpu.slice(3, fixedPids.length).reduce((a, b) => a + b, 0),
     publisherCpu: cpu[2] ?? 0,
     wallSeconds,
+    ...(groupCpu === null ? {} : { groupCpu }),
     serverUsPerDelivery:
       stats.received === 0 ? 0 : (((cpu[0] ?? 0) + (d.redisPid === null ? 0 : (cpu[1] ?? 0))) * wallSeconds * 1e6) / stats.received,
     pass: deliveredRatio >= DELIVERED_MIN && p99Ms < P99_LIMIT_MS && stats.received > 0,
@@ -129,10 +139,24 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   d.log(
     `    ${fmtRate(rate)}/s offered: ${(deliveredRatio * 100).toFixed(2)}% delivered, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, ` +
       `server ${(result.serverCpu * 100).toFixed(0)}% redis ${(result.redisCpu * 100).toFixed(0)}% load ${(result.loadCpu * 100).toFixed(0)}% ` +
-      `publisher ${((result.publisherCpu ?? 0) * 100).toFixed(0)}% ${result.pass ? 'pass' : 'FAIL'}`,
+      `publisher ${((result.publisherCpu ?? 0) * 100).toFixed(0)}%${Object.entries(groupCpu ?? {})
+        .map(([name, cores]) => ` ${name} ${(cores * 100).toFixed(0)}%`)
+        .join('')} ${result.pass ? 'pass' : 'FAIL'}`,
   );
   if (!result.pass) await settle(d);
   return { ...result, durationMs: Date.now() - stepStart };
+}
+
+/** Each group's cores summed, from the cores of its processes in group order; null without groups. */
+function sumGroups(groups: readonly (readonly [string, readonly number[]])[], cores: readonly number[]): Record<string, number> | null {
+  if (groups.length === 0) return null;
+  let at = 0;
+  const out: Record<string, number> = {};
+  for (const [name, pids] of groups) {
+    out[name] = cores.slice(at, at + pids.length).reduce((a, b) => a + b, 0);
+    at += pids.length;
+  }
+  return out;
 }
 
 /** After an overloaded step, waits until the backlog has drained so it does not weigh on the next. */

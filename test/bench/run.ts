@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SignJWT, importJWK } from 'jose';
 import { generateSigningKey } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
 import { repoRoot, startRedis } from '@streamgate/testkit';
@@ -24,15 +23,19 @@ import { measureStorm } from './stormBench.js';
 import type { StormResult } from './stormBench.js';
 import { parseFdLimit, seriesOf } from './taskWorkloads.js';
 import { measureTasks } from './tasksBench.js';
+import { measureCluster } from './clusterBench.js';
+import type { ClusterResults } from './clusterBench.js';
+import { BENCH_AUDIENCE as AUDIENCE, BENCH_ISSUER as ISSUER, mintBenchTokens as mintTokens } from './mintBenchTokens.js';
+import { writeClusterReport } from './renderCluster.js';
 
 // `pnpm bench`: the relay against Socket.IO, a plain ws relay and the uWS ceiling, one server at
 // a time, each in a fresh process, under the same load generator. See README "Benchmarks".
 
-const AUDIENCE = 'streamgate-bench';
-const ISSUER = 'streamgate-bench';
 const RUN_BUDGET_MS = 15 * 60_000;
 /** The task workloads' own budget, after the rest: no workload starts once it is spent. */
 const TASKS_BUDGET_MS = 12 * 60_000;
+/** The cluster part's own budget: no measurement starts once it is spent. */
+const CLUSTER_BUDGET_MS = 8 * 60_000;
 /** Assumed when /proc/self/limits cannot be read: the limit of the machine this was written on. */
 const DEFAULT_FD_LIMIT = 20_000;
 /**
@@ -56,24 +59,6 @@ function fdLimit(): number {
     log(`cannot read /proc/self/limits (${String(error)}): assuming ${DEFAULT_FD_LIMIT} file descriptors`);
     return DEFAULT_FD_LIMIT;
   }
-}
-
-async function mintTokens(key: PrivateJwk, redisUrl: string, streams: readonly string[]): Promise<string[]> {
-  const privateKey = await importJWK(key, key.alg);
-  const now = Math.floor(Date.now() / 1000);
-  return Promise.all(
-    streams.map((stream, i) =>
-      new SignJWT({ ver: 1, stream, redis: redisUrl })
-        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-        .setIssuer(ISSUER)
-        .setAudience(AUDIENCE)
-        .setSubject('bench')
-        .setIssuedAt(now)
-        .setExpirationTime(now + 3_600)
-        .setJti(`bench-${i}`)
-        .sign(privateKey),
-    ),
-  );
 }
 
 async function main(): Promise<void> {
@@ -113,6 +98,7 @@ async function main(): Promise<void> {
     tasks: [],
   };
 
+  let cluster: ClusterResults | null = null;
   const fleet = LoadFleet.start(scale.workers);
   try {
     if (pinning.pinned) for (const pid of fleet.pids) pinProcess(pid, pinning.plan.clientCpus);
@@ -135,12 +121,27 @@ async function main(): Promise<void> {
         deadline: Date.now() + TASKS_BUDGET_MS,
       });
     }
+    if (options.parts.has('cluster')) {
+      cluster = await measureCluster({
+        ctx,
+        fleet,
+        scale,
+        mintTokens: (redisUrl, streams) => mintTokens(key, redisUrl, streams),
+        log,
+        deadline: Date.now() + CLUSTER_BUDGET_MS,
+      });
+    }
   } finally {
     fleet.stop();
   }
   results.durationS = (Date.now() - startedAt) / 1000;
   results.machine.loadAverageAtEnd = loadavg()[0] ?? 0;
-  const files = writeReport(results, outDir);
+  // A run of the cluster part alone leaves results.md and results.json as they were.
+  const files = [...options.parts].every((p) => p === 'cluster') ? [] : writeReport(results, outDir);
+  if (cluster !== null) {
+    const { startedAt: at, durationS, machine, scale: name } = results;
+    files.push(...writeClusterReport({ startedAt: at, durationS, machine, scale: name, pinning, config: scale.cluster, cluster }, outDir));
+  }
   log(`wrote ${files.join(', ')}`);
 }
 

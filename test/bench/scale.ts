@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SERVER_KINDS } from './loadgen/protocols.js';
 import type { ServerKind } from './loadgen/protocols.js';
-import { TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
+import { TASK_SUBS_PER_SOCKET, TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
 import type { TaskWorkload } from './taskWorkloads.js';
 
 export interface FanoutWorkload {
@@ -27,6 +27,25 @@ export interface Scale {
   readonly workers: number;
   /** Per-task-stream workloads, each measured at its one fixed rate for `stepMs`. */
   readonly tasks: { readonly workloads: readonly TaskWorkload[]; readonly stepMs: number };
+  /** One Redis against a Redis Cluster (BENCH_PARTS=cluster). */
+  readonly cluster: ClusterScale;
+}
+
+export interface ClusterScale {
+  /** Task workloads measured at their fixed rate for `stepMs` on each target. */
+  readonly workloads: readonly TaskWorkload[];
+  readonly stepMs: number;
+  /** The throughput step: the knee (searchKnee) on this many streams × 1, steps of `stepMs`, at most `budgetMs` per target. */
+  readonly throughput: {
+    readonly streams: number;
+    readonly firstRate: number;
+    readonly maxSteps: number;
+    readonly stepMs: number;
+    readonly budgetMs: number;
+  };
+  readonly primaries: number;
+  /** BENCH_CLUSTER_REPLICAS: 1 (the default, as a cluster that survives a lost primary runs) or 0. */
+  readonly replicasPerPrimary: number;
 }
 
 const FULL: Scale = {
@@ -50,6 +69,13 @@ const FULL: Scale = {
   workers: 2,
   // 5 s at 1k/s is 5,000 entries: enough CPU ticks (10 ms each) for the per-entry cost to mean something.
   tasks: { workloads: TASK_WORKLOADS, stepMs: 5_000 },
+  cluster: {
+    workloads: TASK_WORKLOADS.filter((w) => w.streams === 10_000),
+    stepMs: 5_000,
+    throughput: { streams: 10_000, firstRate: 20_000, maxSteps: 5, stepMs: 1_500, budgetMs: 60_000 },
+    primaries: 3,
+    replicasPerPrimary: 1,
+  },
 };
 
 const QUICK: Scale = {
@@ -69,9 +95,16 @@ const QUICK: Scale = {
     workloads: TASK_WORKLOADS.filter((w) => w.name === taskWorkloadName(1_000, 1_000) || w.name === taskWorkloadName(10_000, 1_000)),
     stepMs: 1_500,
   },
+  cluster: {
+    workloads: [{ name: taskWorkloadName(1_000, 1_000), streams: 1_000, eventsPerSecond: 1_000, subsPerSocket: TASK_SUBS_PER_SOCKET }],
+    stepMs: 1_500,
+    throughput: { streams: 1_000, firstRate: 5_000, maxSteps: 2, stepMs: 1_000, budgetMs: 15_000 },
+    primaries: 3,
+    replicasPerPrimary: 1,
+  },
 };
 
-export const BENCH_PARTS = ['fanout', 'memory', 'storm', 'tasks'] as const;
+export const BENCH_PARTS = ['fanout', 'memory', 'storm', 'tasks', 'cluster'] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
 const BenchEnv = z.object({
@@ -82,10 +115,10 @@ const BenchEnv = z.object({
     .default(SERVER_KINDS.join(','))
     .transform((s) => s.split(',').map((k) => k.trim()))
     .pipe(z.array(z.enum(SERVER_KINDS)).min(1)),
-  /** Comma-separated parts: fanout, memory, storm, tasks. */
+  /** Comma-separated parts: fanout, memory, storm, tasks, cluster (cluster only when asked for). */
   BENCH_PARTS: z
     .string()
-    .default(BENCH_PARTS.join(','))
+    .default(BENCH_PARTS.filter((p) => p !== 'cluster').join(','))
     .transform((s) => s.split(',').map((k) => k.trim()))
     .pipe(z.array(z.enum(BENCH_PARTS)).min(1)),
   /** Only the fan-out or task workload of this name, else those whose name contains it. */
@@ -95,6 +128,8 @@ const BenchEnv = z.object({
   /** Write a CPU profile of every relay process into this directory. */
   BENCH_PROFILE_DIR: z.string().optional(),
   BENCH_OUT_DIR: z.string().optional(),
+  /** Replicas per primary of the cluster part's Redis Cluster. */
+  BENCH_CLUSTER_REPLICAS: z.enum(['0', '1']).default('1').transform(Number),
 });
 
 export interface BenchOptions {
@@ -110,7 +145,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks, BENCH_PIN=auto|off): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_PIN=auto|off, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;
@@ -119,6 +154,11 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
     ...base,
     fanout: chooseWorkloads(base.fanout, e.BENCH_WORKLOAD),
     tasks: { ...base.tasks, workloads: chooseWorkloads(base.tasks.workloads, e.BENCH_WORKLOAD) },
+    cluster: {
+      ...base.cluster,
+      workloads: chooseWorkloads(base.cluster.workloads, e.BENCH_WORKLOAD),
+      replicasPerPrimary: e.BENCH_CLUSTER_REPLICAS,
+    },
   };
   return {
     scale,

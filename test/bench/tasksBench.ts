@@ -1,15 +1,13 @@
 import { startRedis, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
-import { startBenchServer } from './BenchServer.js';
 import type { BenchContext } from './BenchServer.js';
+import { singleTarget } from './BenchTarget.js';
 import type { LoadFleet } from './LoadFleet.js';
-import { createPublisher } from './Publisher.js';
-import { runStep } from './fanoutBench.js';
 import type { StepResult } from './fanoutBench.js';
-import { publishState } from './openLoop.js';
 import { pinProcess, usPer } from './pinning.js';
 import type { Scale } from './scale.js';
-import { infeasibleReason, seriesDeadline, seriesSetup, socketCount, taskClients } from './taskWorkloads.js';
+import { OPEN_TIMEOUT_MS, measureAtRate, withTaskSession } from './taskSession.js';
+import { infeasibleReason, seriesDeadline, seriesSetup, socketCount } from './taskWorkloads.js';
 import type { SeriesSetup, TaskSeries, TaskWorkload } from './taskWorkloads.js';
 
 export interface TaskResult {
@@ -39,10 +37,6 @@ export interface TasksDeps {
   /** No workload starts after this time (ms since the epoch); each series has its share of the time until then. */
   readonly deadline: number;
 }
-
-const OPEN_TIMEOUT_MS = 120_000;
-/** An unrecorded first step per workload: the first one after thousands of subscribes carries their GC and JIT. */
-const WARMUP_MS = 1_000;
 
 /** Every chosen series on every task workload: a fresh Redis per series, a fresh server per workload. */
 export async function measureTasks(d: TasksDeps): Promise<TaskResult[]> {
@@ -81,76 +75,28 @@ async function measureOne(
   redis: RedisServer,
   redisPid: number | null,
 ): Promise<TaskResult> {
-  await redis.client().flushall();
-  const streams = Array.from({ length: w.streams }, (_, s) => `task:${s}`);
-  await seedStreams(redis, streams);
-  const tokens = setup.kind === 'relay' ? await d.mintTokens(redis.url, streams) : [];
-  const server = await startBenchServer(setup.kind, { ...d.ctx, redisUrl: redis.url }, 0, setup.env);
-  try {
-    const t0 = Date.now();
-    const opened = await d.fleet.open({
-      kind: setup.kind,
-      port: server.port,
-      streams,
-      tokens,
-      clients: taskClients(w),
-      trackSeq: false,
-      reconnect: false,
-      timeoutMs: OPEN_TIMEOUT_MS,
-    });
-    d.log(`  ${opened.ready} sockets subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
-    if (setup.kind === 'wsrelay') await waitForReadLoops(d, redis, w.streams);
-    const publisher = await createPublisher(setup.kind, redis.url, server.port);
-    try {
-      const deps = {
-        fleet: d.fleet,
-        publisher,
-        state: publishState(streams),
-        serverPid: server.pid,
-        redisPid,
-        log: d.log,
-      };
-      d.log('    warm-up step (not recorded):');
-      await runStep({ ...deps, scale: { ...d.scale, stepMs: WARMUP_MS } }, { perStream: 1 }, w.eventsPerSecond);
-      const step = await runStep({ ...deps, scale: { ...d.scale, stepMs: d.scale.tasks.stepMs } }, { perStream: 1 }, w.eventsPerSecond);
+  const ready = setup.kind === 'wsrelay' ? () => waitForReadLoops(d, redis, w.streams) : undefined;
+  return withTaskSession(
+    d,
+    singleTarget(redis),
+    setup,
+    w,
+    { redisPid },
+    async (session) => {
+      const step = await measureAtRate(session, d.scale, d.scale.tasks.stepMs, w.eventsPerSecond);
       const wall = step.wallSeconds ?? 0;
       const result: TaskResult = {
         ...skipped(series, w, null),
-        openFailed: opened.failed,
+        openFailed: session.openFailed,
         step,
         redisUsPerEntry: usPer(step.redisCpu, wall, step.received),
         serverUsPerEntry: usPer(step.serverCpu, wall, step.received),
       };
       d.log(`    redis ${fmtUs(result.redisUsPerEntry)} µs/entry, server ${fmtUs(result.serverUsPerEntry)} µs/entry`);
       return result;
-    } finally {
-      await d.fleet.closeAll();
-      await publisher.close();
-    }
-  } finally {
-    if (process.env.BENCH_DEBUG === '1') process.stderr.write(server.service.output());
-    await server.service.stop(10_000);
-  }
-}
-
-/**
- * A per-task stream exists before a tab subscribes to it (the task wrote its start). Unseeded, a
- * quiet workload would create most of its keys inside the measured step (at 50,000 streams and
- * 10,000 events/s each key gets its first entry there), and key creation is not what it measures.
- * Subscribers read live from `$`, so the seed entry is never delivered.
- */
-async function seedStreams(redis: RedisServer, streams: readonly string[]): Promise<void> {
-  const client = redis.client();
-  try {
-    for (let from = 0; from < streams.length; from += 5_000) {
-      const pipeline = client.pipeline();
-      for (const stream of streams.slice(from, from + 5_000)) pipeline.xadd(stream, '*', 'data', '{"seed":true}');
-      const failed = (await pipeline.exec())?.find(([error]) => error !== null);
-      if (failed !== undefined) throw new Error(`seeding the task streams failed: ${String(failed[0])}`);
-    }
-  } finally {
-    client.disconnect();
-  }
+    },
+    ready,
+  );
 }
 
 /**

@@ -10,8 +10,10 @@ import { RENDER_COMMAND, renderedPath } from '../../scripts/renderOverlayFile.js
 
 /** Every overlay under deploy/overlays, with what the tests expect of it. */
 export const overlays = [
-  { name: 'dev', namespace: 'streamgate-dev', digestPinned: false },
-  { name: 'prod', namespace: 'streamgate', digestPinned: true },
+  { name: 'dev', namespace: 'streamgate-dev', digestPinned: false, streams: 'standalone' },
+  { name: 'prod', namespace: 'streamgate', digestPinned: true, streams: 'standalone' },
+  // prod with the streams on a Redis Cluster (deploy/components/redis-cluster).
+  { name: 'prod-cluster', namespace: 'streamgate', digestPinned: true, streams: 'cluster' },
 ] as const;
 
 export type Overlay = (typeof overlays)[number];

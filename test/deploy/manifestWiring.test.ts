@@ -5,7 +5,7 @@ import { ConfigMap, Service } from 'kubernetes-models/v1';
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
 import { parseAuthConfig } from '@streamgate/auth';
 import { dashboardEnvSchema, parseDashboardEnv } from '@streamgate/dashboard/config';
-import { normalizeRedisTarget } from '@streamgate/protocol';
+import { normalizeRedisTarget, parseRedisTarget } from '@streamgate/protocol';
 import { ingestConfigSchema } from '@streamgate/ingest';
 import { parseRelayConfig, relayConfigSchema } from '@streamgate/relay';
 import { named, ofKind } from './loadManifests.js';
@@ -96,6 +96,10 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     expect(relay.RELAY_TOKEN_ISSUER).toBe(auth.config.issuer);
     expect(relay.RELAY_TOKEN_AUDIENCE).toBe(auth.config.audience);
     for (const target of auth.config.redisTargets) expect([...relay.RELAY_REDIS_ALLOWLIST]).toContain(target);
+    expect(
+      auth.config.redisTargets.map((t) => parseRedisTarget(t)?.kind),
+      'the Redis tokens name',
+    ).toEqual([overlay.streams]);
     const ingest = envOf('ingest');
     const ingestRedis = ingest.values.INGEST_REDIS_URL;
     if (ingestRedis === undefined) {
@@ -124,9 +128,15 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
     const ops = ingest.values.INGEST_OPS_REDIS_URL;
     const streams = ingest.values.INGEST_REDIS_URL;
     if (ops === undefined || streams === undefined) {
-      // With credentials both URLs come from the same Secret (prod).
+      // With credentials the URLs come from Secrets (prod): the same one when the operations stream
+      // lives on the streams' Redis; its own when the streams are on a Redis Cluster and the
+      // operations stream stays on a standalone Redis (OPS_REDIS_URL, deploy/components/redis-cluster).
       expect(ingest.secrets.INGEST_OPS_REDIS_URL, 'INGEST_OPS_REDIS_URL is set').toBeDefined();
-      expect(ingest.secrets.INGEST_OPS_REDIS_URL).toEqual(ingest.secrets.INGEST_REDIS_URL);
+      // The relays' ops URL is OPS_REDIS_URL, auth's token target REDIS_URL, both from the settings.
+      const opsTarget = normalizeRedisTarget(envOf('relay').values.RELAY_OPS_REDIS_URL ?? '');
+      if (opsTarget === normalizeRedisTarget(envOf('auth').values.AUTH_REDIS_URL ?? ''))
+        expect(ingest.secrets.INGEST_OPS_REDIS_URL).toEqual(ingest.secrets.INGEST_REDIS_URL);
+      else expect(ingest.secrets.INGEST_OPS_REDIS_URL?.secret).not.toBe(ingest.secrets.INGEST_REDIS_URL?.secret);
     } else {
       expect(normalizeRedisTarget(ops)).toBe(normalizeRedisTarget(streams));
       expect([...relayConfigOf(processEnv(envOf('relay'))).RELAY_REDIS_ALLOWLIST]).toContain(normalizeRedisTarget(ops));
@@ -282,7 +292,7 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
       expect(url.hostname, url.href).not.toMatch(/\.svc(\.cluster\.local)?$/);
     }
     expect(new URL(relayUrl).pathname).toBe('/v1/ws');
-    if (overlay.name === 'prod') expect([new URL(authUrl).protocol, new URL(relayUrl).protocol]).toEqual(['https:', 'wss:']);
+    if (overlay.name !== 'dev') expect([new URL(authUrl).protocol, new URL(relayUrl).protocol]).toEqual(['https:', 'wss:']);
 
     const policies = ofKind(rendered.manifests, NetworkPolicy).filter(
       (p) => Object.keys(p.spec?.podSelector.matchLabels ?? {}).length > 0 && selects(p.spec?.podSelector, podLabels(deployment)),

@@ -33,7 +33,12 @@ const staleHint = (name: string): string =>
 
 it('deploy/rendered/ holds exactly one render per overlay', () => {
   const files = readdirSync(renderedDir).sort();
-  expect(files, `run \`${RENDER_COMMAND}\` and commit deploy/rendered/`).toEqual(overlayNames().map((name) => `${name}.yaml`));
+  expect(files, `run \`${RENDER_COMMAND}\` and commit deploy/rendered/`).toEqual(
+    // Sorted as file names: `prod-cluster.yaml` comes before `prod.yaml`, though `prod` comes before `prod-cluster`.
+    overlayNames()
+      .map((name) => `${name}.yaml`)
+      .sort(),
+  );
 });
 
 describe.each(overlayNames())('deploy/rendered/%s.yaml', (name) => {

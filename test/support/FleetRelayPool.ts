@@ -12,7 +12,12 @@ export interface FleetRelay extends RelayProcess {
 /** What an operator action did, or why it did nothing (bad input never throws). */
 export type FleetAction =
   | { ok: true; message: string }
-  | { ok: false; code: 'unknown_provider' | 'unknown_relay' | 'relay_not_serving' | 'last_relay'; retryable: false; message: string };
+  | {
+      ok: false;
+      code: 'unknown_provider' | 'unknown_relay' | 'relay_not_serving' | 'last_relay' | 'not_a_cluster' | 'no_primary';
+      retryable: false;
+      message: string;
+    };
 
 export interface FleetRelayPoolOptions {
   frontDoor: RelayFrontDoor;

@@ -8,6 +8,9 @@ describe('parseFleetCommand', () => {
     ['restore primary http', { op: 'restore', provider: 'primary', only: 'http' }],
     ['drain relay-0', { op: 'drain', relay: 'relay-0', replace: false }],
     ['drain 1 replace', { op: 'drain', relay: '1', replace: true }],
+    ['kill-primary', { op: 'kill-primary' }],
+    ['kill-primary evm:anvil:heads', { op: 'kill-primary', stream: 'evm:anvil:heads' }],
+    ['restart-nodes', { op: 'restart-nodes' }],
     ['status', { op: 'status' }],
     ['help', { op: 'help' }],
     ['quit', { op: 'quit' }],
@@ -23,6 +26,8 @@ describe('parseFleetCommand', () => {
     ['drain', /usage: drain <relay>/],
     ['drain relay-0 now', /usage: drain <relay> \[replace\]/],
     ['help me', /help takes no arguments/],
+    ['kill-primary a b', /usage: kill-primary \[stream\]/],
+    ['restart-nodes now', /restart-nodes takes no arguments/],
   ])('refuses %j with its usage', (line, message) => {
     const parsed = parseFleetCommand(line);
     expect(parsed).toMatchObject({ ok: false, error: { code: 'bad_arguments', retryable: false } });

@@ -2,6 +2,8 @@
 export type FleetCommand =
   | { op: 'cut' | 'restore'; provider: string; only?: 'ws' | 'http' }
   | { op: 'drain'; relay: string; replace: boolean }
+  | { op: 'kill-primary'; stream?: string }
+  | { op: 'restart-nodes' }
   | { op: 'status' }
   | { op: 'help' }
   | { op: 'quit' }
@@ -17,6 +19,9 @@ export const FLEET_HELP: readonly string[] = [
   '  restore <provider> [ws|http]  the provider serves again',
   '  drain <relay> [replace]       SIGTERM the relay (e.g. relay-0 or 0): it drains its connections over the window;',
   '                                with "replace", a new relay joins first, as in a rollout',
+  '  kill-primary [stream]         FLEET_REDIS_CLUSTER=1: SIGKILL the primary serving the stream (default demo:ticks);',
+  '                                its replica takes over within seconds',
+  '  restart-nodes                 restart the cluster nodes killed so far (they rejoin as replicas)',
   '  status                        relays, providers and what ingest follows',
   '  help                          this list',
   '  quit                          stop everything (Ctrl-C does too)',
@@ -46,6 +51,12 @@ export function parseFleetCommand(line: string): ParsedFleetCommand {
         return bad('usage: drain <relay> [replace]');
       return { ok: true, command: { op, relay, replace: flag === 'replace' } };
     }
+    case 'kill-primary': {
+      const [stream, ...rest] = args;
+      if (rest.length > 0) return bad('usage: kill-primary [stream]');
+      return { ok: true, command: stream === undefined ? { op } : { op, stream } };
+    }
+    case 'restart-nodes':
     case 'status':
     case 'help':
     case 'quit':

@@ -4,10 +4,11 @@ import { streamNameSchema } from '@streamgate/protocol';
 import type { RelaySubscription } from '@streamgate/protocol';
 import { SigningKeySet, createTokenIssuer, generateSigningKey } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
-import { spawnAuth, spawnIngest, startRedis, startVenueSim } from '@streamgate/testkit';
-import type { AppProcess, FaultMode, RedisServer, VenueSim } from '@streamgate/testkit';
+import { spawnAuth, spawnIngest, startVenueSim } from '@streamgate/testkit';
+import type { AppProcess, FaultMode, RedisCluster, VenueSim } from '@streamgate/testkit';
 import { FleetRelayPool } from './FleetRelayPool.js';
 import type { FleetAction, FleetRelay } from './FleetRelayPool.js';
+import { startFleetRedis } from './startFleetRedis.js';
 import { startRelayFrontDoor } from './relayFrontDoor.js';
 import type { RelayFrontDoor } from './relayFrontDoor.js';
 import { FLEET_HEADS_STREAM, FLEET_LOGS_STREAM, startFleetChain } from './startFleetChain.js';
@@ -30,6 +31,12 @@ const DEMAND_PREFIXES = 'evm:,md.sim.';
 export interface FullFleetOptions {
   /** Use this Redis instead of starting a redis-server. */
   redisUrl?: string;
+  /**
+   * Put the streams on a Redis Cluster the fleet starts (3 primaries with a replica each, `Kt` on
+   * every node): tokens name its seed, relays allowlist it, publisher and ingest write there; the
+   * operations stream stays on a redis-server of its own.
+   */
+  redisCluster?: boolean;
   authPort?: number;
   /** Browser origins the auth service answers (the dashboard's). */
   corsOrigins?: readonly string[];
@@ -44,7 +51,12 @@ export interface FullFleetOptions {
 }
 
 export interface FullFleet extends AsyncDisposable {
+  /** Where the streams are: an instance, or a cluster's `redis-cluster://` seed. */
   readonly redisUrl: string;
+  /** Where the operations stream is (the streams' instance, or one of its own beside a cluster). */
+  readonly opsRedisUrl: string;
+  /** The streams' Redis Cluster, with FLEET_REDIS_CLUSTER; else null. */
+  readonly redisCluster: RedisCluster | null;
   readonly authUrl: string;
   /** The operator credential; auth knows only its sha256 (AUTH_OPERATOR_CREDENTIAL_SHA256). */
   readonly credential: string;
@@ -72,6 +84,10 @@ export interface FullFleet extends AsyncDisposable {
   relay(id: string): FleetRelay | undefined;
   drainRelay(id: string, options?: { replace?: boolean }): Promise<FleetAction>;
   startRelay(): Promise<FleetRelay>;
+  /** SIGKILLs the cluster primary serving `stream` (refused without a cluster). */
+  killPrimary(stream: string): Promise<FleetAction>;
+  /** Restarts the cluster nodes killed so far. */
+  restartNodes(): Promise<FleetAction>;
   stop(): Promise<void>;
 }
 
@@ -89,14 +105,13 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => log(`stopping: ${String(error)}`));
   };
   try {
-    let redisUrl = options.redisUrl;
-    if (redisUrl === undefined) {
-      // Set up as the README recommends: keyspace notifications on, so the relays read the way they
-      // do at scale (woken per key) and the dashboard shows `notify` for the target.
-      const server: RedisServer = await startRedis({ args: ['--notify-keyspace-events', 'Kt'] });
-      cleanups.push(() => server.stop());
-      redisUrl = server.url;
-    }
+    const redis = await startFleetRedis({
+      ...(options.redisUrl === undefined ? {} : { redisUrl: options.redisUrl }),
+      ...(options.redisCluster === undefined ? {} : { cluster: options.redisCluster }),
+    });
+    cleanups.push(() => redis.stop());
+    const redisUrl = redis.streamsUrl;
+    const opsRedisUrl = redis.opsUrl;
     const opsStream = OPS_STREAM_DEFAULT;
     const credential = randomBytes(24).toString('base64url');
     // A key made at boot: development only. Production gives auth its key from a Secret.
@@ -123,7 +138,7 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
       env: {
         AUTH_DEMO_ROUTER: 'true', // the CLI tail asks the demo router for its token
         AUTH_OPERATOR_CREDENTIAL_SHA256: createHash('sha256').update(credential).digest('hex'),
-        AUTH_OPS_REDIS_URL: redisUrl,
+        AUTH_OPS_REDIS_URL: opsRedisUrl,
         AUTH_OPS_STREAM: opsStream,
         AUTH_POD_NAME: 'auth',
         ...(options.corsOrigins === undefined ? {} : { AUTH_CORS_ORIGINS: options.corsOrigins.join(',') }),
@@ -135,14 +150,14 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
     cleanups.push(() => frontDoor.close());
     const pool = new FleetRelayPool({
       frontDoor,
-      spawn: { authUrl: auth.httpUrl, issuer: FULL_FLEET_ISSUER, audience: FULL_FLEET_AUDIENCE, redisAllowlist: redisUrl },
+      spawn: { authUrl: auth.httpUrl, issuer: FULL_FLEET_ISSUER, audience: FULL_FLEET_AUDIENCE, redisAllowlist: redis.allowlist },
       env: () => ({
         RELAY_DRAIN_WINDOW_MS: String(options.drainWindowMs ?? 20_000),
         RELAY_DEMAND_PREFIXES: DEMAND_PREFIXES,
         // Demand follows subscribers within a second or two, so ingest starts while you watch.
         RELAY_DEMAND_INTERVAL_MS: '1000',
         RELAY_DEMAND_TTL_MS: '5000',
-        RELAY_OPS_REDIS_URL: redisUrl,
+        RELAY_OPS_REDIS_URL: opsRedisUrl,
         RELAY_OPS_STREAM: opsStream,
         // The pod name in snapshots is RELAY_NODE_ID, which spawnRelay sets to `name`.
       }),
@@ -177,7 +192,7 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
         INGEST_TICK_MS: '500',
         INGEST_DEMAND_GRACE_MS: '5000',
         INGEST_DEMAND_PREFIXES: DEMAND_PREFIXES,
-        INGEST_OPS_REDIS_URL: redisUrl,
+        INGEST_OPS_REDIS_URL: opsRedisUrl,
         INGEST_OPS_STREAM: opsStream,
         // Its pod name is INGEST_WORKER_ID, which spawnIngest sets to `name`.
       },
@@ -227,6 +242,8 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
     };
     return {
       redisUrl,
+      opsRedisUrl,
+      redisCluster: redis.cluster,
       authUrl: auth.httpUrl,
       credential,
       opsStream,
@@ -249,6 +266,8 @@ export async function startFullFleet(options: FullFleetOptions = {}): Promise<Fu
       relay: (id) => pool.find(id),
       drainRelay: (id, drain) => pool.drain(id, drain),
       startRelay: () => pool.start(),
+      killPrimary: (stream) => redis.killPrimary(stream),
+      restartNodes: () => redis.restartNodes(),
       stop,
       [Symbol.asyncDispose]: stop,
     };

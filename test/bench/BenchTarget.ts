@@ -1,0 +1,90 @@
+import { startRedis, startRedisCluster } from '@streamgate/testkit';
+import type { RedisServer } from '@streamgate/testkit';
+import { pinProcess } from './pinning.js';
+import type { Pinning } from './pinning.js';
+import { seedStreams } from './seedStreams.js';
+
+/** Where a workload's streams live: one redis-server, or a Redis Cluster. */
+export interface BenchTarget {
+  readonly kind: 'single' | 'cluster';
+  /** What tokens and the relay's allowlist name: `redis://…/0` or `redis-cluster://seed`. */
+  readonly url: string;
+  /** The one Redis process (StepDeps.redisPid) of a single target; null for a cluster. */
+  readonly redisPid: number | null;
+  /** Redis processes by role, metered per step (StepDeps.cpuGroups): `primaries`, `replicas`. */
+  readonly cpuGroups: { readonly primaries: readonly number[]; readonly replicas: readonly number[] };
+  /** Empties every primary (its replicas follow). */
+  flush(): Promise<void>;
+  seed(streams: readonly string[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A target over a running redis-server (stopped by its owner, not by stop()). */
+export function singleTarget(redis: RedisServer): BenchTarget {
+  const pid = redis.service?.pid ?? null;
+  return {
+    kind: 'single',
+    url: redis.url,
+    redisPid: pid,
+    cpuGroups: { primaries: pid === null ? [] : [pid], replicas: [] },
+    flush: async () => void (await redis.client().flushall()),
+    seed: async (streams) => {
+      const client = redis.client();
+      try {
+        await seedStreams(client, streams);
+      } finally {
+        client.disconnect();
+      }
+    },
+    stop: () => Promise.resolve(),
+  };
+}
+
+/** One redis-server with `args`, pinned to the client side's cores when the run is pinned. */
+export async function startSingleTarget(args: readonly string[], pinning: Pinning): Promise<BenchTarget & { readonly redis: RedisServer }> {
+  const redis = await startRedis({ args });
+  const target = singleTarget(redis);
+  if (pinning.pinned && target.redisPid !== null) pinProcess(target.redisPid, pinning.plan.clientCpus);
+  return { ...target, redis, stop: () => redis.stop() };
+}
+
+/**
+ * A Redis Cluster of `primaries` primaries with `replicasPerPrimary` replicas each (testkit
+ * startRedisCluster), every node with `args`, pinned to the client side's cores when pinned.
+ */
+export async function startClusterTarget(
+  options: { primaries: number; replicasPerPrimary: number; args: readonly string[] },
+  pinning: Pinning,
+): Promise<BenchTarget> {
+  const cluster = await startRedisCluster({
+    primaries: options.primaries,
+    replicasPerPrimary: options.replicasPerPrimary,
+    args: options.args,
+  });
+  try {
+    await cluster.waitHealthy();
+    const seeder = cluster.cluster({ enableAutoPipelining: true });
+    const byRole = { primaries: [] as number[], replicas: [] as number[] };
+    for (const node of cluster.nodes) {
+      const pid = node.service?.pid;
+      if (pid === undefined) throw new Error(`cluster node ${node.port} has no process`);
+      if (pinning.pinned) pinProcess(pid, pinning.plan.clientCpus);
+      (node.role === 'primary' ? byRole.primaries : byRole.replicas).push(pid);
+    }
+    return {
+      kind: 'cluster',
+      url: cluster.url,
+      redisPid: null,
+      cpuGroups: byRole,
+      flush: async () => {
+        await Promise.all((await cluster.primaries()).map((node) => node.client().flushall()));
+      },
+      // One client for every seeding, closed by the cluster's stop().
+      seed: (streams) => seedStreams(seeder, streams),
+      stop: () => cluster.stop(),
+    };
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,90 @@
+import { startBenchServer } from './BenchServer.js';
+import type { BenchContext } from './BenchServer.js';
+import type { LoadFleet } from './LoadFleet.js';
+import { createPublisher } from './Publisher.js';
+import { runStep } from './fanoutBench.js';
+import type { StepDeps, StepResult } from './fanoutBench.js';
+import { publishState } from './openLoop.js';
+import type { Scale } from './scale.js';
+import { taskClients } from './taskWorkloads.js';
+import type { SeriesSetup, TaskWorkload } from './taskWorkloads.js';
+
+export interface SessionDeps {
+  readonly ctx: Omit<BenchContext, 'redisUrl'>;
+  readonly fleet: LoadFleet;
+  readonly mintTokens: (redisUrl: string, streams: readonly string[]) => Promise<string[]>;
+  readonly log: (line: string) => void;
+}
+
+/** Where the session's streams live (BenchTarget, or a bare redis-server). */
+export interface SessionTarget {
+  readonly url: string;
+  flush(): Promise<void>;
+  seed(streams: readonly string[]): Promise<void>;
+}
+
+/** A server under test with one subscriber on every stream of a task workload, ready to publish to. */
+export interface TaskSession {
+  /** For runStep: everything but the scale. */
+  readonly step: Omit<StepDeps, 'scale'>;
+  readonly openFailed: number;
+}
+
+export const OPEN_TIMEOUT_MS = 120_000;
+/** An unrecorded first step per workload: the first one after thousands of subscribes carries their GC and JIT. */
+const WARMUP_MS = 1_000;
+
+/**
+ * Empties and seeds the target, starts a fresh server, subscribes one subscriber per stream
+ * (TASK_SUBS_PER_SOCKET per socket), opens a publisher, and runs `fn`; stops it all after.
+ * `meter` says which Redis processes each step measures; `ready` runs once every socket is
+ * subscribed, before the publisher opens.
+ */
+export async function withTaskSession<T>(
+  d: SessionDeps,
+  target: SessionTarget,
+  setup: SeriesSetup,
+  w: TaskWorkload,
+  meter: Pick<StepDeps, 'redisPid' | 'cpuGroups'>,
+  fn: (session: TaskSession) => Promise<T>,
+  ready?: () => Promise<void>,
+): Promise<T> {
+  await target.flush();
+  const streams = Array.from({ length: w.streams }, (_, s) => `task:${s}`);
+  await target.seed(streams);
+  const tokens = setup.kind === 'relay' ? await d.mintTokens(target.url, streams) : [];
+  const server = await startBenchServer(setup.kind, { ...d.ctx, redisUrl: target.url }, 0, setup.env);
+  try {
+    const t0 = Date.now();
+    const opened = await d.fleet.open({
+      kind: setup.kind,
+      port: server.port,
+      streams,
+      tokens,
+      clients: taskClients(w),
+      trackSeq: false,
+      reconnect: false,
+      timeoutMs: OPEN_TIMEOUT_MS,
+    });
+    d.log(`  ${opened.ready} sockets subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
+    await ready?.();
+    const publisher = await createPublisher(setup.kind, target.url, server.port);
+    try {
+      const step = { fleet: d.fleet, publisher, state: publishState(streams), serverPid: server.pid, log: d.log, ...meter };
+      return await fn({ step, openFailed: opened.failed });
+    } finally {
+      await d.fleet.closeAll();
+      await publisher.close();
+    }
+  } finally {
+    if (process.env.BENCH_DEBUG === '1') process.stderr.write(server.service.output());
+    await server.service.stop(10_000);
+  }
+}
+
+/** One unrecorded warm-up step, then the recorded step at `eventsPerSecond` for `stepMs`. */
+export async function measureAtRate(session: TaskSession, scale: Scale, stepMs: number, eventsPerSecond: number): Promise<StepResult> {
+  session.step.log('    warm-up step (not recorded):');
+  await runStep({ ...session.step, scale: { ...scale, stepMs: WARMUP_MS } }, { perStream: 1 }, eventsPerSecond);
+  return runStep({ ...session.step, scale: { ...scale, stepMs } }, { perStream: 1 }, eventsPerSecond);
+}
