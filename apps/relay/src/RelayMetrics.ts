@@ -55,6 +55,13 @@ export class RelayMetrics {
     labelNames: ['target', 'mode'] as const,
     registers: [this.registry],
   });
+  // Keyspace events are node-local on a Redis Cluster: a primary without K and t is read by the sweep only.
+  readonly clusterNodesWithoutNotify = new Gauge({
+    name: 'streamgate_relay_cluster_nodes_without_notify',
+    help: 'Primaries of a Redis Cluster target whose notify-keyspace-events lacks K or t (their keys are read by the sweep only)',
+    labelNames: ['target'] as const,
+    registers: [this.registry],
+  });
   readonly redisTargetUp = new Gauge({
     name: 'streamgate_relay_redis_target_up',
     help: 'Per allowlisted Redis target: 1 while it answers (connected, PING answered within the probe timeout), else 0',

@@ -1,6 +1,4 @@
 import type { Logger } from 'pino';
-import { Gauge } from 'prom-client';
-import { parseRedisTarget } from '@streamgate/protocol';
 import { CloseCode } from '@streamgate/protocol';
 import type { RelayConfig } from './config.js';
 import { Drainer } from './Drainer.js';
@@ -19,7 +17,8 @@ import { AdmissionControl } from './limits/AdmissionControl.js';
 import { SlowConsumerGuard } from './limits/SlowConsumerGuard.js';
 import { startRelayOpsPublisher } from './ops/startRelayOpsPublisher.js';
 import type { RelayReadModeState } from './ops/RelaySnapshotCollector.js';
-import { RedisStreamSource } from './redis/RedisStreamSource.js';
+import type { RedisStreamSource } from './redis/RedisStreamSource.js';
+import { openTargetSource } from './openTargetSource.js';
 
 export interface Relay {
   readonly port: number;
@@ -66,63 +65,14 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   const hubs = new Map<string, StreamHub>();
   const sources: RedisStreamSource[] = [];
   const readModes = new Map<string, RelayReadModeState>();
-  // Keyspace events are node-local on a Redis Cluster: a primary without K and t is read by the sweep only.
-  const nodesWithoutNotify = new Gauge({
-    name: 'streamgate_relay_cluster_nodes_without_notify',
-    help: 'Primaries of a Redis Cluster target whose notify-keyspace-events lacks K or t (their keys are read by the sweep only)',
-    labelNames: ['target'],
-    registers: [metrics.registry],
-  });
   for (const target of config.RELAY_REDIS_ALLOWLIST) {
     let hub: StreamHub | null = null;
     readModes.set(target, 'pending');
-    if (parseRedisTarget(target)?.kind === 'cluster') nodesWithoutNotify.set({ target }, 0);
-    const source = new RedisStreamSource({
-      target,
-      username: config.RELAY_REDIS_USERNAME,
-      password: config.RELAY_REDIS_PASSWORD,
-      blockMs: config.RELAY_XREAD_BLOCK_MS,
-      readCount: config.RELAY_XREAD_COUNT,
-      maxStreamsPerReader: config.RELAY_MAX_STREAMS_PER_READER,
-      connectionName: `streamgate-relay:${config.RELAY_NODE_ID}`,
-      listener: {
-        entries: (stream, entries) => hub?.listener.entries(stream, entries),
-        failed: (stream, error) => hub?.listener.failed(stream, error),
-        reset: (stream) => hub?.listener.reset(stream),
-      },
-      onError: (operation, error) => {
-        metrics.redisErrors.inc({ operation });
-        log.warn({ err: error, operation, target }, 'redis error');
-      },
-      onRead: (kind) => metrics.redisReads.inc({ kind }),
-      onRecreated: (stream) => {
-        metrics.redisStreamsRecreated.inc();
-        log.info({ stream, target }, 'stream recreated under its readers: read again from its start');
-      },
-      onReconnect: (connection) => metrics.redisReconnects.inc({ connection }),
-      readMode: config.RELAY_READ_MODE,
-      readModeCheckMs: config.RELAY_READ_MODE_CHECK_MS,
-      notifySweepMs: config.RELAY_NOTIFY_SWEEP_MS,
-      onReadMode: (mode, previous) => {
-        readModes.set(target, mode);
-        metrics.readMode.set({ target, mode }, 1);
-        metrics.readMode.set({ target, mode: mode === 'notify' ? 'batch' : 'notify' }, 0);
-        log.info(
-          { target, mode, previous, requested: config.RELAY_READ_MODE },
-          mode === 'notify'
-            ? 'live reads woken by keyspace notifications'
-            : 'live reads by batched blocking XREAD (the server does not notify for stream keys: notify-keyspace-events lacks K and t)',
-        );
-      },
-      onNodesWithoutNotify: (nodes) => {
-        nodesWithoutNotify.set({ target }, nodes.length);
-        if (nodes.length === 0) log.info({ target }, 'every cluster primary notifies for stream keys');
-        else
-          log.warn(
-            { target, nodes },
-            'cluster primaries without keyspace notifications for streams (notify-keyspace-events lacks K and t): their streams are read by the sweep only, every RELAY_NOTIFY_SWEEP_MS; set notify-keyspace-events Kt on every node',
-          );
-      },
+    const source = openTargetSource(config, target, metrics, log, {
+      entries: (stream, entries) => hub?.listener.entries(stream, entries),
+      failed: (stream, error) => hub?.listener.failed(stream, error),
+      reset: (stream) => hub?.listener.reset(stream),
+      onReadMode: (mode) => readModes.set(target, mode),
     });
     sources.push(source);
     hub = new StreamHub({

@@ -10,8 +10,10 @@ import type { RequestedReadMode } from './ReadModeSwitch.js';
 import { ReadModeProbe } from './ReadModeProbe.js';
 import { systemTimerClock } from './TimerClock.js';
 import { IncarnationTracker } from './IncarnationTracker.js';
-import type { CheckSnapshot, IncarnationProbe, KeySighting } from './IncarnationTracker.js';
-import { parseEntries, parseIncarnationMark, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
+import type { CheckSnapshot, KeySighting } from './IncarnationTracker.js';
+import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
+import { pipelineReply } from './pipelineReply.js';
+import { redisIncarnationProbe } from './redisIncarnationProbe.js';
 import { pipelineByNode } from './pipelineByNode.js';
 import type { PipelineReplies } from './pipelineByNode.js';
 import { sourceError, toError } from './redisFailure.js';
@@ -105,7 +107,10 @@ export class RedisStreamSource implements StreamSource {
       onMode: (mode, previous) => options.onReadMode?.(mode, previous),
     });
     this.incarnations = new IncarnationTracker({
-      probe: this.probeIncarnations,
+      probe: redisIncarnationProbe(
+        () => this.command,
+        (error) => options.onError('check', error),
+      ),
       clock: systemTimerClock,
       cursorOf: (stream) => this.live.cursor(stream),
       onNewIncarnation: (stream) => this.restart(stream),
@@ -151,7 +156,7 @@ export class RedisStreamSource implements StreamSource {
     const info = this.info(replies.value, stream, snapshot);
     if (!info.ok) return info;
     if (probe === undefined) return { ok: true, value: { info: info.value, probeExists: false } };
-    const probeExists = this.reply(replies.value, 2, (r) => parseEntries(r).length > 0);
+    const probeExists = pipelineReply(replies.value, 2, (r) => parseEntries(r).length > 0);
     if (!probeExists.ok) return probeExists;
     return { ok: true, value: { info: info.value, probeExists: probeExists.value } };
   }
@@ -169,9 +174,9 @@ export class RedisStreamSource implements StreamSource {
     this.options.onRead('xrange');
     const info = this.info(replies.value, stream, snapshot);
     if (!info.ok) return info;
-    const afterExists = this.reply(replies.value, 2, (r) => parseEntries(r).length > 0);
+    const afterExists = pipelineReply(replies.value, 2, (r) => parseEntries(r).length > 0);
     if (!afterExists.ok) return afterExists;
-    const entries = this.reply(replies.value, 3, parseEntries);
+    const entries = pipelineReply(replies.value, 3, parseEntries);
     if (!entries.ok) return entries;
     return { ok: true, value: { entries: entries.value, info: info.value, afterExists: afterExists.value } };
   }
@@ -226,27 +231,16 @@ export class RedisStreamSource implements StreamSource {
     }
   }
 
-  /** The one normalisation of a reply: its error as a SourceError, or its value parsed. */
-  private reply<T>(replies: PipelineReplies, index: number, parse: (value: unknown) => T): SourceResult<T> {
-    const [err, value] = replies[index] ?? [new Error(`no reply ${index} in a transaction`), null];
-    if (err !== null) return { ok: false, error: sourceError(err) };
-    try {
-      return { ok: true, value: parse(value) };
-    } catch (thrown) {
-      return { ok: false, error: sourceError(toError(thrown)) };
-    }
-  }
-
   /**
    * Replies 0 and 1 of a transaction are EXISTS and XINFO STREAM of the key. For a watched key
    * they are also a sighting of its incarnation: a resume after a key was recreated shows it
    * before any periodic check would.
    */
   private info(replies: PipelineReplies, stream: StreamName, snapshot: CheckSnapshot | undefined): SourceResult<StreamInfo | null> {
-    const exists = this.reply(replies, 0, (r) => parseInteger(r, 'exists') === 1);
+    const exists = pipelineReply(replies, 0, (r) => parseInteger(r, 'exists') === 1);
     if (!exists.ok) return exists;
     // A missing key makes XINFO answer an error: there is nothing to parse, and nothing wrong.
-    const info = exists.value ? this.reply(replies, 1, parseXinfo) : { ok: true as const, value: null };
+    const info = exists.value ? pipelineReply(replies, 1, parseXinfo) : { ok: true as const, value: null };
     if (info.ok && snapshot !== undefined) {
       // entries-added is left out: parseXinfo stands the length in for it on servers without it.
       const sighting: KeySighting =
@@ -255,36 +249,6 @@ export class RedisStreamSource implements StreamSource {
     }
     return info;
   }
-
-  /**
-   * One pipeline of EXISTS + XRANGE of one entry the reader read (`ids[i]`: its position, or
-   * the witness of a suspected loss) + XINFO STREAM per key (the XRANGE first: IncarnationTracker's CursorLook). A key whose XINFO reply is an error (it holds
-   * another type: the reader reports that; or it was deleted between the two) is not judged
-   * this time round; nor is any while the command connection is down.
-   */
-  private readonly probeIncarnations: IncarnationProbe = async (keys, ids) => {
-    // While Redis is away the checks would only queue up behind the reconnect; the next round looks.
-    if (this.command.status !== 'ready') return keys.map(() => null);
-    // Per key on its node, in this order: XRANGE before XINFO (IncarnationTracker's CursorLook).
-    const calls = keys.flatMap((key, i) => {
-      const id = ids[i] ?? '0-0';
-      return [
-        { key, command: 'EXISTS', args: [key] },
-        { key, command: 'XRANGE', args: [key, id, id, 'COUNT', 1] },
-        { key, command: 'XINFO', args: ['STREAM', key] },
-      ];
-    });
-    const replies = await pipelineByNode(this.command, calls, (error) => this.options.onError('check', error));
-    return keys.map((_, i): KeySighting | null => {
-      const exists = this.reply(replies, 3 * i, (r) => parseInteger(r, 'exists') === 1);
-      if (!exists.ok) return null;
-      if (!exists.value) return { exists: false };
-      const stored = this.reply(replies, 3 * i + 1, (r) => parseEntries(r).length > 0);
-      const mark = this.reply(replies, 3 * i + 2, parseIncarnationMark);
-      if (!mark.ok) return null;
-      return stored.ok ? { exists: true, ...mark.value, cursorStored: stored.value } : { exists: true, ...mark.value };
-    });
-  };
 
   /**
    * The servers behind the target may have changed (a connection came back after a loss; on a
@@ -308,7 +272,7 @@ export class RedisStreamSource implements StreamSource {
       const calls = keys.map((key) => ({ key, command: 'TYPE', args: [key] }));
       const replies = await pipelineByNode(this.command, calls, (error) => this.options.onError('type', error));
       const bad = keys.filter((_, i) => {
-        const type = this.reply(replies, i, parseTypeName);
+        const type = pipelineReply(replies, i, parseTypeName);
         return type.ok && type.value !== 'stream' && type.value !== 'none';
       });
       for (const stream of bad) {

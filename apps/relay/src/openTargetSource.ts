@@ -1,0 +1,70 @@
+import type { Logger } from 'pino';
+import { parseRedisTarget } from '@streamgate/protocol';
+import type { RelayConfig } from './config.js';
+import type { SourceListener } from './core/StreamSource.js';
+import type { ReadMode } from './redis/LiveReader.js';
+import { RedisStreamSource } from './redis/RedisStreamSource.js';
+import type { RelayMetrics } from './RelayMetrics.js';
+
+export interface TargetSourceHooks extends SourceListener {
+  /** The read mode in force was chosen or changed (after it is logged and gauged). */
+  readonly onReadMode: (mode: ReadMode) => void;
+}
+
+/** One allowlisted target's RedisStreamSource, its errors, reads and modes logged and counted. */
+export function openTargetSource(
+  config: RelayConfig,
+  target: string,
+  metrics: RelayMetrics,
+  log: Logger,
+  hooks: TargetSourceHooks,
+): RedisStreamSource {
+  if (parseRedisTarget(target)?.kind === 'cluster') metrics.clusterNodesWithoutNotify.set({ target }, 0);
+  return new RedisStreamSource({
+    target,
+    username: config.RELAY_REDIS_USERNAME,
+    password: config.RELAY_REDIS_PASSWORD,
+    blockMs: config.RELAY_XREAD_BLOCK_MS,
+    readCount: config.RELAY_XREAD_COUNT,
+    maxStreamsPerReader: config.RELAY_MAX_STREAMS_PER_READER,
+    connectionName: `streamgate-relay:${config.RELAY_NODE_ID}`,
+    listener: {
+      entries: (stream, entries) => hooks.entries(stream, entries),
+      failed: (stream, error) => hooks.failed(stream, error),
+      reset: (stream) => hooks.reset(stream),
+    },
+    onError: (operation, error) => {
+      metrics.redisErrors.inc({ operation });
+      log.warn({ err: error, operation, target }, 'redis error');
+    },
+    onRead: (kind) => metrics.redisReads.inc({ kind }),
+    onRecreated: (stream) => {
+      metrics.redisStreamsRecreated.inc();
+      log.info({ stream, target }, 'stream recreated under its readers: read again from its start');
+    },
+    onReconnect: (connection) => metrics.redisReconnects.inc({ connection }),
+    readMode: config.RELAY_READ_MODE,
+    readModeCheckMs: config.RELAY_READ_MODE_CHECK_MS,
+    notifySweepMs: config.RELAY_NOTIFY_SWEEP_MS,
+    onReadMode: (mode, previous) => {
+      metrics.readMode.set({ target, mode }, 1);
+      metrics.readMode.set({ target, mode: mode === 'notify' ? 'batch' : 'notify' }, 0);
+      log.info(
+        { target, mode, previous, requested: config.RELAY_READ_MODE },
+        mode === 'notify'
+          ? 'live reads woken by keyspace notifications'
+          : 'live reads by batched blocking XREAD (the server does not notify for stream keys: notify-keyspace-events lacks K and t)',
+      );
+      hooks.onReadMode(mode);
+    },
+    onNodesWithoutNotify: (nodes) => {
+      metrics.clusterNodesWithoutNotify.set({ target }, nodes.length);
+      if (nodes.length === 0) log.info({ target }, 'every cluster primary notifies for stream keys');
+      else
+        log.warn(
+          { target, nodes },
+          'cluster primaries without keyspace notifications for streams (notify-keyspace-events lacks K and t): their streams are read by the sweep only, every RELAY_NOTIFY_SWEEP_MS; set notify-keyspace-events Kt on every node',
+        );
+    },
+  });
+}
