@@ -4,6 +4,7 @@ import { waitFor } from '@streamgate/testkit';
 import { Session } from './Session.js';
 import { FakeConnection } from './testing/FakeConnection.js';
 import { SessionHarness, sendFrame as send } from './testing/SessionHarness.js';
+import { TestTokens } from './testing/TestTokens.js';
 
 /** Waits for a frame with `op` (and `sid`, when given) to arrive after the first `after` frames. */
 async function next(conn: FakeConnection, op: string, sid?: string, after = 0): Promise<Record<string, unknown>> {
@@ -178,6 +179,18 @@ describe('Session', () => {
     // The old expiry no longer applies: the subscription outlives it.
     h.clock.advance(200_000);
     expect(conn.framesOf('unsubscribed')).toEqual([]);
+  });
+
+  it('ends a subscription at once with stream_moved when its refresh names the stream on another target', async () => {
+    const h = await SessionHarness.create();
+    const { conn, session } = h.open();
+    send(session, { op: 'subscribe', sid: 'm', token: await h.tokens.sign({ stream: 'm' }) });
+    await next(conn, 'live', 'm');
+    send(session, { op: 'refresh', sid: 'm', token: await h.tokens.sign({ stream: 'm', redis: TestTokens.OTHER_REDIS }) });
+    expect(await next(conn, 'unsubscribed', 'm')).toEqual({ op: 'unsubscribed', sid: 'm', reason: 'stream_moved' });
+    expect(conn.framesOf('error')).toEqual([]);
+    expect(await metric(h, 'streamgate_relay_token_refreshes_total', 'outcome="moved"')).toBe(1);
+    expect(await metric(h, 'streamgate_relay_subscriptions')).toBe(0);
   });
 
   it('asks for a refresh before exp and ends the subscription with token_expired when none came', async () => {

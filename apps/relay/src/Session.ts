@@ -273,8 +273,14 @@ export class Session {
     if (verified.ok) {
       const c = verified.claims;
       if (c.sub !== sub.subject) error = relayError('token_subject_mismatch', 'refreshed token names another subject');
-      else if (c.stream !== sub.stream || c.redis !== sub.target)
-        error = relayError('token_stream_mismatch', 'refreshed token names another stream');
+      else if (c.stream !== sub.stream) error = relayError('token_stream_mismatch', 'refreshed token names another stream');
+      else if (c.redis !== sub.target) {
+        // The issuer now places the stream on another target (docs/protocol.md §16): this
+        // subscription reads a Redis that no longer receives its entries, so it ends at once and
+        // the client subscribes again with the token it just sent.
+        this.deps.metrics.refreshes.inc({ outcome: 'moved' });
+        return this.unsubscribe(sub.sid, 'stream_moved');
+      }
     }
     if (error !== null || !verified.ok) {
       this.deps.metrics.refreshes.inc({ outcome: 'refused' });

@@ -35,6 +35,9 @@ export const errorCodes = {
   unknown_subscription: false,
   // Redis could not be read; the relay keeps trying and the client may resubscribe.
   stream_unavailable: true,
+  // A refresh named the same stream on another Redis target (placement changed): the client
+  // subscribes again, with the new token, from its last id.
+  stream_moved: true,
   // Entries after the client's position were trimmed while the relay was catching it up; a new
   // subscribe from the same position is answered with the honest recovery outcome (`truncated`).
   history_trimmed: true,

@@ -56,7 +56,7 @@ export class SessionHarness {
       audience: TestTokens.AUDIENCE,
       issuer: TestTokens.ISSUER,
       clockSkewSeconds,
-      redisAllowlist: new Set([TestTokens.REDIS]),
+      redisAllowlist: new Set([TestTokens.REDIS, TestTokens.OTHER_REDIS]),
       now: () => clock.now(),
     });
     this.deps = {

@@ -21,6 +21,8 @@ export class TestTokens {
   static readonly AUDIENCE = 'streamgate-relay-test';
   static readonly ISSUER = 'https://auth.test';
   static readonly REDIS = 'redis://memory.test:6379/0';
+  /** Allowlisted too, with no hub: where a moved stream's new tokens point. */
+  static readonly OTHER_REDIS = 'redis://memory-other.test:6379/0';
   static readonly KID = 'test-k1';
 
   private constructor(
