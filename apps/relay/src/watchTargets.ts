@@ -39,6 +39,8 @@ export function watchTargets(options: WatchTargetsOptions): TargetWatches {
         healthy: () => hub.healthy,
         downAfterMs: options.downAfterMs,
         now: () => performance.now(),
+        // Sampled every checkMs: a gap of four periods (at least a second) is the pod's own stall.
+        starvedGapMs: Math.max(1_000, 4 * (options.checkMs ?? 250)),
         onDown: (unhealthyForMs) => {
           metrics.redisTargetsDown.inc({ target });
           log.warn(

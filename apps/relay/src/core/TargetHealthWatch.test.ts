@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TargetHealthWatch } from './TargetHealthWatch.js';
 
-function watchFixture(downAfterMs: number) {
+function watchFixture(downAfterMs: number, starvedGapMs?: number) {
   let now = 0;
   let healthy = true;
   const events: string[] = [];
@@ -11,6 +11,7 @@ function watchFixture(downAfterMs: number) {
     now: () => now,
     onDown: (ms) => events.push(`down after ${ms}`),
     onUp: (ms) => events.push(`up after ${ms}`),
+    ...(starvedGapMs === undefined ? {} : { starvedGapMs }),
   });
   return {
     watch,
@@ -53,5 +54,19 @@ describe('TargetHealthWatch', () => {
     const { at, events } = watchFixture(0);
     expect(at(5, false)).toBe('down');
     expect(events).toEqual(['down after 0']);
+  });
+
+  it('does not count time the pod itself was starved (a sampling gap) against the target', () => {
+    const { at, events } = watchFixture(3_000, 1_000);
+    expect(at(0, true)).toBe('up');
+    expect(at(250, false)).toBe('unhealthy');
+    // A 5 s stall of the pod: its unread PING reply says nothing about Redis.
+    expect(at(5_250, false)).toBe('unhealthy');
+    expect(at(5_500, false)).toBe('unhealthy');
+    expect(events).toEqual([]);
+    // Sampled on time from then on, the outage counts from the end of the stall.
+    for (let t = 5_750; t < 8_250; t += 250) expect(at(t, false)).toBe('unhealthy');
+    expect(at(8_250, false)).toBe('down');
+    expect(events).toEqual(['down after 3000']);
   });
 });

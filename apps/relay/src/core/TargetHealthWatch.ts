@@ -18,6 +18,12 @@ export interface TargetHealthWatchOptions {
   readonly onDown: (unhealthyForMs: number) => void;
   /** A down target answers again. */
   readonly onUp: (downForMs: number) => void;
+  /**
+   * Two samples further apart than this mean the pod itself was starved (its event loop blocked,
+   * its CPU taken): a PING reply left unread then says nothing about the target, so the
+   * unhealthy time restarts from this sample. Unset: every gap counts.
+   */
+  readonly starvedGapMs?: number;
 }
 
 /**
@@ -27,6 +33,7 @@ export interface TargetHealthWatchOptions {
 export class TargetHealthWatch {
   private unhealthySince: number | null = null;
   private downSince: number | null = null;
+  private lastCheck: number | null = null;
 
   constructor(private readonly options: TargetHealthWatchOptions) {}
 
@@ -38,6 +45,8 @@ export class TargetHealthWatch {
   /** Samples the target once; returns the state after the sample. */
   check(): TargetState {
     const now = this.options.now();
+    const starved = this.lastCheck !== null && this.options.starvedGapMs !== undefined && now - this.lastCheck > this.options.starvedGapMs;
+    this.lastCheck = now;
     if (this.options.healthy()) {
       const downSince = this.downSince;
       this.unhealthySince = null;
@@ -45,6 +54,7 @@ export class TargetHealthWatch {
       if (downSince !== null) this.options.onUp(now - downSince);
       return 'up';
     }
+    if (starved && this.downSince === null) this.unhealthySince = now;
     this.unhealthySince ??= now;
     if (this.downSince === null && now - this.unhealthySince >= this.options.downAfterMs) {
       this.downSince = now;
