@@ -156,6 +156,29 @@ describe('parseIngestConfig', () => {
     });
   });
 
+  it('waits for lease replicas only when INGEST_LEASE_WAIT_REPLICAS is set (blank is unset)', () => {
+    expect(config().redis.leaseWait).toBeUndefined();
+    expect(config({ INGEST_LEASE_WAIT_REPLICAS: ' ', INGEST_LEASE_WAIT_TIMEOUT_MS: '9999' }).redis.leaseWait).toBeUndefined();
+    expect(config({ INGEST_LEASE_WAIT_REPLICAS: '1' }).redis.leaseWait).toEqual({ count: 1, timeoutMs: 500 });
+    expect(config({ INGEST_LEASE_WAIT_REPLICAS: '2', INGEST_LEASE_WAIT_TIMEOUT_MS: '' }).redis.leaseWait).toEqual({
+      count: 2,
+      timeoutMs: 500,
+    });
+    expect(config({ INGEST_LEASE_WAIT_REPLICAS: '1', INGEST_LEASE_WAIT_TIMEOUT_MS: '3000' }).redis.leaseWait).toEqual({
+      count: 1,
+      timeoutMs: 3000,
+    });
+    expect(refusal({ INGEST_LEASE_WAIT_REPLICAS: '0' })).toMatch(
+      /INGEST_LEASE_WAIT_REPLICAS="0": must be an integer from 1 to 100; .* or leave it unset to use a lease without waiting/,
+    );
+    expect(refusal({ INGEST_LEASE_WAIT_REPLICAS: '1', INGEST_LEASE_WAIT_TIMEOUT_MS: '0' })).toMatch(
+      /INGEST_LEASE_WAIT_TIMEOUT_MS="0": must be an integer from 1/,
+    );
+    expect(refusal({ INGEST_LEASE_WAIT_REPLICAS: '1', INGEST_LEASE_WAIT_TIMEOUT_MS: '3500' })).toMatch(
+      /INGEST_LEASE_WAIT_TIMEOUT_MS="3500": must be at most a third of INGEST_LEASE_TTL_MS \(10000\) when INGEST_LEASE_WAIT_REPLICAS is set/,
+    );
+  });
+
   it('places streams on the instances of INGEST_REDIS_TARGETS, each normalized like auth and the publisher list it', () => {
     const parsed = config({ INGEST_REDIS_URL: '', INGEST_REDIS_TARGETS: 'redis://A:6379, redis://b:6380/0', INGEST_REDIS_USERNAME: 'ing' });
     expect(parsed.redis).toEqual({ targets: ['redis://a:6379/0', 'redis://b:6380/0'], username: 'ing', password: undefined });

@@ -134,6 +134,11 @@ export const ingestConfigSchema = z
     }),
     INGEST_LEASE_TTL_MS: envInt({ fallback: 10_000, min: 500, max: 600_000 }),
     INGEST_TICK_MS: envInt({ fallback: 3_000, min: 50, max: 60_000 }),
+    // A lease is used only once this many replicas acknowledged its grant (WAIT after the acquire
+    // script): a failover then cannot hand the same fencing token out twice unless it promotes a
+    // replica that had not acknowledged. Unset: no wait (docs/protocol.md §11).
+    INGEST_LEASE_WAIT_REPLICAS: envInt({ optional: 'to use a lease without waiting for replicas', min: 1, max: 100 }),
+    INGEST_LEASE_WAIT_TIMEOUT_MS: envInt({ fallback: 500, min: 1, max: 200_000 }),
     INGEST_DEMAND_GRACE_MS: envInt({ fallback: 30_000, min: 0, max: 86_400_000, meaning: '0 = stop as soon as demand ends' }),
     INGEST_DEDUPE_TTL_MS: envInt({ fallback: 3_600_000, min: 1_000, max: 7 * 86_400_000 }),
     INGEST_STREAM_MAXLEN: envInt({ fallback: 100_000, min: 0, max: 1_000_000_000, meaning: '0 = never trim' }),
@@ -199,6 +204,20 @@ export const ingestConfigSchema = z
       }
     },
     whenValid('INGEST_TICK_MS', 'INGEST_LEASE_TTL_MS'),
+  )
+  .superRefine(
+    (env, ctx) => {
+      // While replicas are short each acquire attempt waits the whole timeout; the store tries
+      // once per third of a TTL, so a tick plus one such wait stays inside the TTL.
+      if (env.INGEST_LEASE_WAIT_REPLICAS !== undefined && env.INGEST_LEASE_WAIT_TIMEOUT_MS * 3 > env.INGEST_LEASE_TTL_MS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INGEST_LEASE_WAIT_TIMEOUT_MS'],
+          message: `must be at most a third of INGEST_LEASE_TTL_MS (${env.INGEST_LEASE_TTL_MS}) when INGEST_LEASE_WAIT_REPLICAS is set, so a renewal is never late behind a WAIT; lower it or raise INGEST_LEASE_TTL_MS`,
+        });
+      }
+    },
+    whenValid('INGEST_LEASE_WAIT_REPLICAS', 'INGEST_LEASE_WAIT_TIMEOUT_MS', 'INGEST_LEASE_TTL_MS'),
   );
 
 export type IngestConfig = z.output<typeof ingestConfigSchema> & { topology: IngestTopology; redis: IngestRedisConfig };

@@ -5,6 +5,8 @@ export interface IngestRedisConfig {
   readonly targets: readonly string[];
   readonly username: string | undefined;
   readonly password: string | undefined;
+  /** Replicas that must acknowledge a lease grant, and how long to wait for them; undefined: no wait. */
+  readonly leaseWait: { readonly count: number; readonly timeoutMs: number } | undefined;
 }
 
 /** A URL split into its target (normalized, no credentials) and the credentials it carried; null if it is not a target. */
@@ -45,11 +47,17 @@ export function ingestRedisConfig(env: {
   readonly INGEST_REDIS_TARGETS: readonly string[];
   readonly INGEST_REDIS_USERNAME: string | undefined;
   readonly INGEST_REDIS_PASSWORD: string | undefined;
+  readonly INGEST_LEASE_WAIT_REPLICAS: number | undefined;
+  readonly INGEST_LEASE_WAIT_TIMEOUT_MS: number;
 }): IngestRedisConfig {
+  const leaseWait =
+    env.INGEST_LEASE_WAIT_REPLICAS === undefined
+      ? undefined
+      : { count: env.INGEST_LEASE_WAIT_REPLICAS, timeoutMs: env.INGEST_LEASE_WAIT_TIMEOUT_MS };
   const own = env.INGEST_REDIS_URL === undefined ? null : splitRedisUrl(env.INGEST_REDIS_URL);
   if (own !== null && (own.username !== undefined || own.password !== undefined)) {
-    return { targets: [own.target], username: own.username, password: own.password };
+    return { targets: [own.target], username: own.username, password: own.password, leaseWait };
   }
   const targets = own !== null ? [own.target] : env.INGEST_REDIS_TARGETS.map((t) => normalizeRedisTarget(t) ?? t);
-  return { targets, username: env.INGEST_REDIS_USERNAME, password: env.INGEST_REDIS_PASSWORD };
+  return { targets, username: env.INGEST_REDIS_USERNAME, password: env.INGEST_REDIS_PASSWORD, leaseWait };
 }

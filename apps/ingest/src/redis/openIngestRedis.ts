@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { RedisDemandRegistry } from '@streamgate/demand';
 import { RedisLeaseStore, RedisStreamWriter } from '@streamgate/ingest-core/redis';
+import type { LeaseReplicaWait } from '@streamgate/ingest-core/redis';
 import { openRedis } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
 import type { IngestConfig } from '../config.js';
@@ -12,6 +13,17 @@ export interface IngestRedis {
   /** Targets whose connection is not ready now (for a cluster: its client has not discovered the slots). */
   unready(): string[];
   close(): void;
+}
+
+function leaseWait(config: IngestConfig, target: string, log: Logger): LeaseReplicaWait | undefined {
+  const wait = config.redis.leaseWait;
+  if (wait === undefined) return undefined;
+  const onNotReplicated = (key: string, replicas: number, waitError: string | undefined): void =>
+    log.warn(
+      { key, target, replicas, wanted: wait.count, err: waitError },
+      'lease grant not replicated in time; released, retried next round',
+    );
+  return { ...wait, onNotReplicated };
 }
 
 /** Opens every configured target (openRedis: an instance or a Redis Cluster) and the ingest stores on each. */
@@ -34,7 +46,7 @@ export function openIngestRedis(config: IngestConfig, log: Logger): IngestRedis 
         dedupeTtlMs: config.INGEST_DEDUPE_TTL_MS,
         maxLen: config.INGEST_STREAM_MAXLEN,
       }),
-      leases: new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX),
+      leases: new RedisLeaseStore(redis, config.INGEST_KEY_PREFIX, { waitForReplicas: leaseWait(config, target, log) }),
       demand: new RedisDemandRegistry(redis),
     });
   }
