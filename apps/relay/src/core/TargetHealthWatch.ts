@@ -1,9 +1,10 @@
 /**
  * - `up`: the target answers;
  * - `unhealthy`: it does not, for less than the bound: subscriptions are kept (a reconnect
- *   blip must not send every client of the target through a resubscribe and a catch-up), new
- *   subscribes are refused;
- * - `down`: it has not answered for the bound: its subscriptions were ended.
+ *   blip must not send every client of the target through a resubscribe and a catch-up), and
+ *   new subscribes are still tried (a busy pod's late PING reply must not refuse clients);
+ * - `down`: it has not answered for the bound: its subscriptions were ended, and new
+ *   subscribes are refused at once until it answers.
  */
 export type TargetState = 'up' | 'unhealthy' | 'down';
 
