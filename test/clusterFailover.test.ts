@@ -1,14 +1,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RelayClient } from '@streamgate/client';
-import { defineStream } from '@streamgate/protocol';
+import { backoffDelay, defineStream } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
 import { createPublisher, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { PrivateJwk, Publisher } from '@streamgate/server';
-import { spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
+import { DeadlineError, spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
 import type { RedisCluster, RedisClusterNode, RelayProcess } from '@streamgate/testkit';
 import { judgeAgainstStream } from './support/judgeAgainstStream.js';
 import type { Outcome, Received } from './support/judgeAgainstStream.js';
@@ -26,11 +27,15 @@ const PREFIX = 'cluster-failover';
 const streams = defineStream<{ seq: number }>(PREFIX);
 const STREAMS = 12;
 const CLIENTS_PER_RELAY = 2;
+// Load pacing: at most one publish per stream this often (a rate, not a wait for anything).
+const PUBLISH_INTERVAL_MS = 4;
 
 let cluster: RedisCluster;
 let dir = '';
 let signingKey: PrivateJwk;
 const relays: RelayProcess[] = [];
+// What the test opened, closed whether it passed or failed (before the relays and the cluster stop).
+const teardown: Array<() => unknown> = [];
 
 beforeAll(async () => {
   cluster = await startRedisCluster({ args: ['--notify-keyspace-events', 'Kt'] });
@@ -49,7 +54,7 @@ beforeAll(async () => {
       env: { RELAY_JWKS_URL: '', RELAY_JWKS_FILE: join(dir, 'jwks.json'), RELAY_DRAIN_WINDOW_MS: '500' },
     });
     relays.push(relay);
-    await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, {
+    await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`, { signal: AbortSignal.timeout(2_000) })).status === 200, {
       timeoutMs: 20_000,
       message: `${name} never ready`,
     });
@@ -57,6 +62,14 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  // In order, each whatever the others did: the publish loops stop before their publisher closes.
+  for (const close of teardown) {
+    try {
+      await close();
+    } catch (error) {
+      console.warn(`cluster-failover teardown: ${String(error)}`);
+    }
+  }
   await Promise.allSettled(relays.map((r) => r.service.stop()));
   await cluster?.stop();
   if (dir !== '') await rm(dir, { recursive: true, force: true });
@@ -64,25 +77,34 @@ afterAll(async () => {
 
 /**
  * Publishes `{seq}` to `stream` one at a time through the real publisher until stopped, through
- * the failover (no WAIT: what replication loses is the subject); keeps the acknowledged ids.
+ * the failover (no WAIT: what replication loses is the subject); keeps the acknowledged ids. Paced
+ * at one publish per PUBLISH_INTERVAL_MS, backing off (bounded, full jitter) while publishes fail;
+ * stop() cuts a pause short, and each publish is bounded by the publisher's timeout (5 s), so stopping
+ * cannot hang. No assertion depends on the rate: the test waits for counts.
  */
 function publishOn(publisher: Publisher, stream: string): { acked: StreamId[]; stop(): Promise<void> } {
   const acked: StreamId[] = [];
-  let running = true;
+  const stopped = new AbortController();
   const ref = streams.for(stream.slice(PREFIX.length + 1));
+  const pause = (ms: number): Promise<void> =>
+    sleep(ms, undefined, { signal: stopped.signal }).catch((error: unknown) => {
+      if (!stopped.signal.aborted) throw error; // only stop() may cut a pause short
+    });
   const loop = (async () => {
-    for (let seq = 0; running; seq++) {
+    let failures = 0;
+    for (let seq = 0; !stopped.signal.aborted; seq++) {
+      const sentAt = performance.now();
       const result = await publisher.publish(ref, { seq });
       // Down or failing over: the write may or may not have landed; the final stream says.
       if (result.ok) acked.push(result.id);
-      else await new Promise((resolve) => setTimeout(resolve, 20));
-      await new Promise((resolve) => setTimeout(resolve, 2));
+      failures = result.ok ? 0 : failures + 1;
+      await pause(failures > 0 ? backoffDelay(failures, 20, 500) : Math.max(0, sentAt + PUBLISH_INTERVAL_MS - performance.now()));
     }
   })();
   return {
     acked,
     stop: async () => {
-      running = false;
+      stopped.abort();
       await loop;
     },
   };
@@ -125,10 +147,15 @@ describe('a Redis Cluster primary lost under load', () => {
         });
       }
     }
+    teardown.push(() => clients.forEach((c) => c.close()));
     const writer = cluster.cluster();
+    teardown.push(() => writer.disconnect());
     // No trimming: a client told `reset` must end holding the stream from its first entry.
     const publisher = createPublisher({ targets: cluster.url, maxLen: 10_000_000 });
+    teardown.push(() => publisher.close());
     const publishers = names.map((n) => publishOn(publisher, n));
+    // First at teardown: the loops stop before their publisher closes.
+    teardown.unshift(() => Promise.all(publishers.map((p) => p.stop())));
     const events = (stream: string): number =>
       Math.min(...received.filter((r) => r.stream === stream).map((r) => r.items.filter((x) => x.kind === 'event').length));
     try {
@@ -147,16 +174,11 @@ describe('a Redis Cluster primary lost under load', () => {
       direct.disconnect();
       const killed = await victim.kill('SIGKILL');
       expect(killed?.signal).toBe('SIGKILL');
-      await waitFor(
-        async () => {
-          try {
-            return (await cluster.primaryOf(names[0] ?? '')).port === replica.port;
-          } catch {
-            return false;
-          }
-        },
-        { timeoutMs: 30_000, message: 'the replica was never promoted' },
-      );
+      // primaryOf throws while no live primary serves the slot: waitFor counts that as not yet.
+      await waitFor(async () => (await cluster.primaryOf(names[0] ?? '')).port === replica.port, {
+        timeoutMs: 30_000,
+        message: 'the replica was never promoted',
+      });
       const promotedAt = publishers.map((p) => p.acked.length);
       await waitFor(() => publishers.every((p, i) => p.acked.length >= (promotedAt[i] ?? 0) + 50), {
         timeoutMs: 20_000,
@@ -176,8 +198,9 @@ describe('a Redis Cluster primary lost under load', () => {
       received.map((r) => ({ stream: r.stream, ...judgeAgainstStream(r, finals.get(r.stream) ?? []) }));
     try {
       await waitFor(() => judge().every((j) => j.problem === null), { timeoutMs: 30_000, message: 'clients did not converge' });
-    } catch {
+    } catch (error) {
       // Fall through: the assertion below names every client that diverged.
+      if (!(error instanceof DeadlineError)) throw error;
     }
     const judged = judge();
     const silent = judged.filter((j) => j.problem !== null);
@@ -193,7 +216,10 @@ describe('a Redis Cluster primary lost under load', () => {
     );
     const resets = await Promise.all(
       relays.map(async (r) =>
-        metricValue(await (await fetch(`${r.httpUrl}/metrics`)).text(), 'streamgate_relay_redis_streams_recreated_total'),
+        metricValue(
+          await (await fetch(`${r.httpUrl}/metrics`, { signal: AbortSignal.timeout(5_000) })).text(),
+          'streamgate_relay_redis_streams_recreated_total',
+        ),
       ),
     );
     console.log(
@@ -202,8 +228,5 @@ describe('a Redis Cluster primary lost under load', () => {
     expect(silent).toEqual([]);
     // The cut-off replica made the loss certain: the test saw what it is about.
     expect(lostDelivered).toBeGreaterThan(0);
-    for (const c of clients) c.close();
-    await publisher.close();
-    writer.disconnect();
   }, 120_000);
 });

@@ -161,9 +161,15 @@ describe('one of four Redis instances down', () => {
     let polling = true;
     const poller = (async () => {
       while (polling) {
-        const res = await fetch(`${httpUrl}/readyz`);
-        if (res.status !== 200) unready.push(`${res.status}: ${await res.text()}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        try {
+          const res = await fetch(`${httpUrl}/readyz`, { signal: AbortSignal.timeout(2_000) });
+          if (res.status !== 200) unready.push(`${res.status}: ${await res.text()}`);
+        } catch (error) {
+          // A probe the pod does not answer in time is what a load balancer counts as unready.
+          if (!(error instanceof DOMException && error.name === 'TimeoutError')) throw error;
+          unready.push('no answer within 2000 ms');
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50)); // poll pacing, not a wait for a condition
       }
     })();
     cleanup.push(async () => {
@@ -187,12 +193,12 @@ describe('one of four Redis instances down', () => {
       timeoutMs: 10_000,
       message: 'the healthy instances stopped flowing while one was down',
     });
-    const readyz = await fetch(`${httpUrl}/readyz`);
+    const readyz = await fetch(`${httpUrl}/readyz`, { signal: AbortSignal.timeout(5_000) });
     const body = await readyz.text();
     expect(readyz.status).toBe(200);
     expect(body).toContain(`${dead.url} down`);
     for (const r of redis.filter((_, i) => i !== victim)) expect(body).toContain(`${r.url} up`);
-    const metrics = await (await fetch(`${httpUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${httpUrl}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
     expect(metricValue(metrics, 'streamgate_relay_redis_target_up', `target="${dead.url}"`)).toBe(0);
     expect(metricValue(metrics, 'streamgate_relay_redis_target_up')).toBe(INSTANCES - 1);
 

@@ -109,10 +109,13 @@ describe('parseAuthConfig', () => {
       variable: 'AUTH_REDIS_TARGETS',
       message: expect.stringMatching(/conflicts with AUTH_REDIS_URL/) as string,
     });
-    expect(failure({ ...base, AUTH_REDIS_URL: undefined, AUTH_REDIS_TARGETS: 'redis://r0,redis://u:pw@r1' })).toMatchObject({
+    const withCredentials = failure({ ...base, AUTH_REDIS_URL: undefined, AUTH_REDIS_TARGETS: 'redis://r0,redis://u:pw@r1' });
+    expect(withCredentials).toMatchObject({
       variable: 'AUTH_REDIS_TARGETS',
-      message: expect.stringMatching(/"redis:\/\/u:pw@r1" is not a redis/) as string,
+      message: expect.stringMatching(/"redis:\/\/<credentials>@r1" is not a redis/) as string,
     });
+    // The message goes to logs: the password is never in it.
+    expect(JSON.stringify(withCredentials)).not.toContain('pw');
     expect(failure({ ...base, AUTH_REDIS_URL: undefined, AUTH_REDIS_TARGETS: 'redis://r0,redis://R0:6379/0' })).toMatchObject({
       variable: 'AUTH_REDIS_TARGETS',
       message: expect.stringMatching(/lists redis:\/\/r0:6379\/0 twice/) as string,

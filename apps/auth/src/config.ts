@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { envBool, envEnum, envInt, envList, envText, parseEnv, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
-import { normalizeRedisTarget, streamNameSchema } from '@streamgate/protocol';
+import { normalizeRedisTarget, redisTargetItemProblem, splitRedisUrl, streamNameSchema } from '@streamgate/protocol';
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
 import type { CorsOptions } from './CorsPolicy.js';
 
@@ -54,19 +54,9 @@ const redisUrlCheck = (raw: string): string | null =>
     ? 'must be a redis:// or rediss:// URL with host, optional port and db, or a redis-cluster:// or rediss-cluster:// URL with host and optional port, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0 or redis-cluster://streams:7000'
     : null;
 const redisTargetItemCheck = (item: string): string | null =>
-  normalizeRedisTarget(item) === null
-    ? `"${item}" is not a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL without credentials; list targets as the relays' allowlist does, e.g. redis://r0:6379/0,redis://r1:6379/0`
-    : null;
-/** The target a URL names once its credentials are taken out; null if it is not a Redis URL. */
-export function opsRedisTarget(raw: string): string | null {
-  if (!URL.canParse(raw)) return null;
-  const url = new URL(raw);
-  url.username = '';
-  url.password = '';
-  return normalizeRedisTarget(url.href);
-}
+  redisTargetItemProblem(item, "list targets as the relays' allowlist does, e.g. redis://r0:6379/0,redis://r1:6379/0");
 const opsRedisUrlCheck = (raw: string): string | null =>
-  opsRedisTarget(raw) === null
+  splitRedisUrl(raw) === null
     ? 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://streams:6379/0'
     : null;
 const streamNameCheck = (raw: string): string | null =>
@@ -258,7 +248,7 @@ export const authConfigSchema = z
         ? null
         : {
             redisUrl: e.AUTH_OPS_REDIS_URL,
-            target: opsRedisTarget(e.AUTH_OPS_REDIS_URL) ?? e.AUTH_OPS_REDIS_URL,
+            target: splitRedisUrl(e.AUTH_OPS_REDIS_URL)?.target ?? e.AUTH_OPS_REDIS_URL,
             stream: e.AUTH_OPS_STREAM,
           },
     operatorCredentialSha256: e.AUTH_OPERATOR_CREDENTIAL_SHA256?.trim().toLowerCase() ?? null,

@@ -189,6 +189,15 @@ describe('parseIngestConfig', () => {
     ]);
   });
 
+  it('names the variable when the credentials of a URL are not valid percent-encoding, rather than throwing', () => {
+    expect(refusal({ INGEST_REDIS_URL: 'redis://us%zz:p@h' })).toMatch(
+      /INGEST_REDIS_URL="redis:\/\/<credentials>@h": must be a redis:\/\//,
+    );
+    expect(refusal({ INGEST_OPS_REDIS_URL: 'redis://u:p%E0%A4%A@ops' })).toMatch(
+      /INGEST_OPS_REDIS_URL="redis:\/\/<credentials>@ops": must be a redis:\/\//,
+    );
+  });
+
   it('never shows INGEST_REDIS_PASSWORD, nor the credentials of a URL', () => {
     const message = refusal({ INGEST_REDIS_PASSWORD: 'hunter2', INGEST_PORT: 'x', INGEST_REDIS_URL: 'http://u:hunter3@r' });
     expect(message).not.toContain('hunter2');

@@ -8,6 +8,7 @@ import { EvmAdapter } from './evm/EvmAdapter.js';
 import { ProviderPool } from './evm/ProviderPool.js';
 import { IngestMetrics } from './IngestMetrics.js';
 import { startIngestOps } from './ops/startIngestOps.js';
+import { ingestReadiness } from './redis/ingestReadiness.js';
 import { openIngestRedis } from './redis/openIngestRedis.js';
 import { streamsOutsidePrefixes } from './streamsOutsidePrefixes.js';
 import { createVenueAdapter } from './venue/createVenueAdapter.js';
@@ -104,9 +105,8 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     } else if (path === '/readyz') {
-      const unready = redis.unready();
-      const ready = unready.length === 0;
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready' : `redis unavailable: ${unready.join(', ')}`);
+      const answer = ingestReadiness(redis.targets.targets, redis.unready());
+      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body);
     } else if (path?.startsWith('/venues/') === true) {
       // The coverage query: what is wanted, what is observed per kind, and each session's state.
       const feed = venues.get(decodeURIComponent(path.slice('/venues/'.length)))?.activeFeed;

@@ -3,14 +3,22 @@ import { z } from 'zod';
 import { envBool, envEnum, envInt, envList, envText, parseEnv, urlCheck, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
-import { normalizeRedisTarget, parseRedisTarget, streamNameSchema, tokenAlgorithmSchema } from '@streamgate/protocol';
+import {
+  normalizeRedisTarget,
+  parseRedisTarget,
+  redisTargetItemProblem,
+  splitRedisUrl,
+  streamNameSchema,
+  tokenAlgorithmSchema,
+} from '@streamgate/protocol';
 
 const int = (fallback: number, min: number, max: number, meaning?: string) => envInt({ fallback, min, max, meaning });
 
 const redisTargetProblem = (part: string): string | null =>
-  normalizeRedisTarget(part) === null
-    ? `"${part.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL without credentials; list redis://host:port/db instances and redis-cluster://seed:port clusters (credentials go in RELAY_REDIS_USERNAME / RELAY_REDIS_PASSWORD)`
-    : null;
+  redisTargetItemProblem(
+    part,
+    'list redis://host:port/db instances and redis-cluster://seed:port clusters (credentials go in RELAY_REDIS_USERNAME / RELAY_REDIS_PASSWORD)',
+  );
 const redisList = envList({
   required: 'set it to the comma-separated redis:// URLs tokens may name, e.g. redis://redis:6379/0',
   each: redisTargetProblem,
@@ -18,16 +26,10 @@ const redisList = envList({
 }).transform((parts) => new Set(parts.map((part) => normalizeRedisTarget(part) ?? part)));
 
 // The relay's own connection to the operations stream's Redis: credentials may be in the URL.
-const opsRedisUrlProblem = (raw: string): string | null => {
-  const url = URL.canParse(raw) ? new URL(raw) : null;
-  if (url !== null) {
-    url.username = '';
-    url.password = '';
-  }
-  return url !== null && normalizeRedisTarget(url.href) !== null
-    ? null
-    : 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://redis:6379/0';
-};
+const opsRedisUrlProblem = (raw: string): string | null =>
+  splitRedisUrl(raw) === null
+    ? 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://redis:6379/0'
+    : null;
 
 /** Default slack between the end of the drain window and the hard deadline. */
 export const DRAIN_DEADLINE_MARGIN_MS = 60_000;

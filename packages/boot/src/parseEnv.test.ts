@@ -55,6 +55,9 @@ describe('parseEnv', () => {
   it('shows no secret and masks URL credentials', () => {
     expect(showValue('NAME', 'hunter2', ['NAME'])).toBe('NAME=<7 characters, not shown>');
     expect(showValue('URL', 'redis://user:pw@host:6379')).toBe('URL="redis://<credentials>@host:6379"');
+    expect(showValue('URLS', 'redis://r0,redis://u:p/w@r1, redis://:p@ss@r2')).toBe(
+      'URLS="redis://r0,redis://<credentials>@r1, redis://<credentials>@r2"',
+    );
     expect(showValue('X', undefined)).toBe('X (unset)');
     expect(showValue('X', 'a'.repeat(200))).toHaveLength('X=""'.length + 120 + 1);
   });

@@ -36,7 +36,8 @@ const MAX_SHOWN = 120;
 export function showValue(variable: string, raw: RawEnvValue, secret: readonly string[] = []): string {
   if (raw === undefined) return `${variable} (unset)`;
   if (secret.includes(variable)) return `${variable}=<${raw.length} characters, not shown>`;
-  const masked = raw.replace(/\/\/[^/@\s]*@/g, '//<credentials>@');
+  // Up to the last @ of each list item, so a password holding / or @ is masked whole.
+  const masked = raw.replace(/\/\/[^\s,]*@/g, '//<credentials>@');
   const cut = masked.length > MAX_SHOWN ? `${masked.slice(0, MAX_SHOWN)}…` : masked;
   return `${variable}=${JSON.stringify(cut)}`;
 }

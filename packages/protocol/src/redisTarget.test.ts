@@ -27,3 +27,16 @@ describe('cluster targets', () => {
     expect(parseRedisTarget('rediss://r:7001/4')).toEqual({ kind: 'standalone', tls: true, host: 'r', port: 7001, db: 4 });
   });
 });
+
+describe('addresses', () => {
+  it('keep an IPv6 host bracketed in the normalized form and the parsed host', () => {
+    expect(normalizeRedisTarget('redis://[::1]:6390')).toBe('redis://[::1]:6390/0');
+    expect(parseRedisTarget('redis-cluster://[::1]:7000')).toEqual({ kind: 'cluster', tls: false, host: '[::1]', port: 7000 });
+  });
+
+  it('refuse port 0, which no Redis can be reached on', () => {
+    expect(normalizeRedisTarget('redis://r:0')).toBeNull();
+    expect(normalizeRedisTarget('redis-cluster://r:0')).toBeNull();
+    expect(normalizeRedisTarget('redis://r:00/1')).toBeNull();
+  });
+});

@@ -60,6 +60,9 @@ export function parseRedisTarget(raw: string): RedisTargetAddress | null {
   const db = path === '' ? 0 : Number(path);
   if (scheme.kind === 'cluster' && db !== 0) return null;
   const port = url.port === '' ? 6379 : Number(url.port);
+  // Port 0 means "any free port" to a listener; no Redis can be reached on it.
+  if (port === 0) return null;
+  // An IPv6 host keeps its brackets (`[::1]`) here, so the normalized URL stays a URL; openRedis strips them.
   const host = url.hostname.toLowerCase();
   return scheme.kind === 'cluster'
     ? { kind: 'cluster', tls: scheme.tls, host, port }

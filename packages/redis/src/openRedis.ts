@@ -33,16 +33,18 @@ export interface OpenRedisOptions {
 export function openRedis(target: string, options: OpenRedisOptions = {}): RedisClient {
   const address = parseRedisTarget(target);
   if (address === null) throw new RangeError(`"${target}" is not a redis://, rediss://, redis-cluster:// or rediss-cluster:// target`);
+  // The URL form brackets an IPv6 host (`[::1]`); a socket address must not have them.
+  const host = address.host.replace(/^\[(.*)\]$/, '$1');
   const common: NodeOptions = {
     ...(options.username === undefined ? {} : { username: options.username }),
     ...(options.password === undefined ? {} : { password: options.password }),
     ...(options.connectionName === undefined ? {} : { connectionName: options.connectionName }),
-    ...(address.tls ? { tls: { servername: address.host } } : {}),
+    ...(address.tls ? { tls: { servername: host } } : {}),
     ...options.node,
   };
   if (address.kind === 'standalone') {
     return new Redis({
-      host: address.host,
+      host,
       port: address.port,
       db: address.db,
       retryStrategy: (times) => backoffDelay(times, 50, 5_000),
@@ -50,7 +52,7 @@ export function openRedis(target: string, options: OpenRedisOptions = {}): Redis
       ...common,
     });
   }
-  return new Cluster([{ host: address.host, port: address.port }], {
+  return new Cluster([{ host, port: address.port }], {
     clusterRetryStrategy: (times) => backoffDelay(times, 50, 5_000),
     ...options.cluster,
     redisOptions: common,

@@ -1,5 +1,5 @@
-import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
-import { openRedis } from '@streamgate/redis';
+import type { ClusterOptions, RedisOptions } from 'ioredis';
+import { isClusterClient, openRedis } from '@streamgate/redis';
 import type { OpenRedisOptions, RedisClient } from '@streamgate/redis';
 import { timeoutAfter } from './timeoutAfter.js';
 
@@ -42,19 +42,16 @@ export type ConnectionWait = { ok: true; redis: RedisClient } | { ok: false; end
 
 /** The key prefix a client would put in front of every key, if any (a publisher refuses one). */
 export function clientKeyPrefix(client: RedisClient): string | undefined {
-  if (!client.isCluster) return (client as Redis).options.keyPrefix || undefined;
-  const cluster = client as Cluster;
-  return cluster.options.keyPrefix || cluster.options.redisOptions?.keyPrefix || undefined;
+  if (!isClusterClient(client)) return client.options.keyPrefix || undefined;
+  return client.options.keyPrefix || client.options.redisOptions?.keyPrefix || undefined;
 }
 
 function duplicateNeverResend(template: RedisClient): RedisClient {
-  if (!template.isCluster) {
-    const redis = template as Redis;
-    return redis.duplicate({ ...NEVER_RESEND, connectionName: redis.options.connectionName ?? DEFAULT_CONNECTION_NAME });
+  if (!isClusterClient(template)) {
+    return template.duplicate({ ...NEVER_RESEND, connectionName: template.options.connectionName ?? DEFAULT_CONNECTION_NAME });
   }
-  const cluster = template as Cluster;
-  const nodeOptions = cluster.options.redisOptions ?? {};
-  return cluster.duplicate([], {
+  const nodeOptions = template.options.redisOptions ?? {};
+  return template.duplicate([], {
     ...CLUSTER_NEVER_RESEND,
     redisOptions: { ...nodeOptions, ...NODE_NEVER_RESEND, connectionName: nodeOptions.connectionName ?? DEFAULT_CONNECTION_NAME },
   });

@@ -97,6 +97,22 @@ describe('createPublisher (real redis-server)', () => {
     expect(await redis.xlen('notes:wait')).toBe(3);
   });
 
+  it('answers not_replicated, not timeout, when connecting used part of the deadline before WAIT', async () => {
+    // CLIENT PAUSE holds the new connection's handshake for 1 s of the 2 s deadline: a WAIT of the
+    // full 1.5 s would outlast the 1 s left and end as timeout; capped, it ends as not_replicated.
+    // A template of its own: publishers made from `redis` share one connection, already open.
+    const template = server.client({ lazyConnect: true });
+    const publisher = createPublisher({ redis: template, timeoutMs: 2_000, waitForReplicas: { count: 1, timeoutMs: 1_500 } });
+    try {
+      await redis.call('CLIENT', 'PAUSE', '1000', 'ALL');
+      const result = await publisher.publish(notes.for('late'), { text: 'a' });
+      expect(result).toMatchObject({ ok: false, error: { code: 'not_replicated', replicas: 0, wanted: 1 } });
+    } finally {
+      await publisher.close();
+      template.disconnect();
+    }
+  });
+
   it('reports an unreachable Redis as redis_unavailable, retryable, nothing sent', async () => {
     const down = await startRedis();
     const client = down.client({ lazyConnect: true, retryStrategy: () => null });

@@ -132,13 +132,17 @@ export function createPublisher(options: PublisherOptions): Publisher {
       if (ready.ended && connection.isClosed) return failed({ code: 'closed', retryable: false, written: 'no', message: ready.reason });
       return failed({ code: 'redis_unavailable', retryable: true, written: 'no', message: `${ready.reason}; nothing was sent` });
     }
-    const timer = timeoutAfter(Math.max(1, deadlineMs - (Date.now() - startedAt)));
+    const spent = Date.now() - startedAt;
+    const timer = timeoutAfter(Math.max(1, deadlineMs - spent));
+    // Waiting for the connection used part of the deadline: WAIT gets that much less, keeping the
+    // gap the caller left before the deadline, so a short count answers not_replicated, not timeout.
+    const capped = wait === undefined ? undefined : { count: wait.count, timeoutMs: Math.max(1, wait.timeoutMs - spent) };
     try {
       // After a timeout the command's late outcome is dropped: the caller already holds
       // "timeout, maybe written", which that outcome cannot change.
       const outcome = await Promise.race([
-        writeEntry(ready.redis, write, wait).then(
-          (written) => resultOf(written, wait),
+        writeEntry(ready.redis, write, capped).then(
+          (written) => resultOf(written, capped),
           (error: unknown): PublishResult => {
             const classified = classifySentCommandError(error);
             if (!connection.isClosed || !classified.retryable) return failed(classified);

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Cluster } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import { isClusterClient } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
 import {
   IDEMPOTENT_XADD_SCRIPT,
@@ -33,8 +34,8 @@ const isRedirection = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ReplyError' && /^(MOVED|ASK) /.test(error.message);
 
 function refreshSlots(client: RedisClient): Promise<void> {
-  if (!client.isCluster) return Promise.resolve();
-  return new Promise((resolve) => (client as Cluster).refreshSlotsCache(() => resolve()));
+  if (!isClusterClient(client)) return Promise.resolve();
+  return new Promise((resolve) => client.refreshSlotsCache(() => resolve()));
 }
 
 /**

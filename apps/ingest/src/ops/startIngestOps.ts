@@ -1,8 +1,8 @@
 import { errorMessage } from '@streamgate/ingest-core';
 import type { CoreLog } from '@streamgate/ingest-core';
 import { OPS_STREAM_MAXLEN, OpsSnapshotPublisher } from '@streamgate/ops';
+import { splitRedisUrl } from '@streamgate/protocol';
 import { openRedis } from '@streamgate/redis';
-import { splitRedisUrl } from '../redis/ingestRedisConfig.js';
 import { collectIngestSnapshot } from './collectIngestSnapshot.js';
 import type { IngestOpsSource } from './collectIngestSnapshot.js';
 import { OpsFailureLog } from './OpsFailureLog.js';

@@ -1,4 +1,4 @@
-import { normalizeRedisTarget, parseRedisTarget } from '@streamgate/protocol';
+import { normalizeRedisTarget, redisTargetItemProblem, splitRedisUrl } from '@streamgate/protocol';
 
 /** Where this worker writes: the normalized targets (one, or the placement list) and the credentials for all of them. */
 export interface IngestRedisConfig {
@@ -9,21 +9,9 @@ export interface IngestRedisConfig {
   readonly leaseWait: { readonly count: number; readonly timeoutMs: number } | undefined;
 }
 
-/** A URL split into its target (normalized, no credentials) and the credentials it carried; null if it is not a target. */
-export function splitRedisUrl(raw: string): { target: string; username: string | undefined; password: string | undefined } | null {
-  if (!URL.canParse(raw)) return null;
-  const url = new URL(raw);
-  const username = url.username === '' ? undefined : decodeURIComponent(url.username);
-  const password = url.password === '' ? undefined : decodeURIComponent(url.password);
-  url.username = '';
-  url.password = '';
-  const target = normalizeRedisTarget(url.href);
-  return target === null ? null : { target, username, password };
-}
-
 export function ingestRedisUrlCheck(raw: string): string | null {
   return splitRedisUrl(raw) === null
-    ? 'must be a redis:// or rediss:// URL (host, optional port and db) or a redis-cluster:// or rediss-cluster:// URL (one seed node: host and optional port); set it to one, e.g. redis://redis:6379/0 or redis-cluster://redis-0:6379'
+    ? 'must be a redis:// or rediss:// URL (host, optional port and db) or a redis-cluster:// or rediss-cluster:// URL (one seed node: host and optional port), credentials in it percent-encoded; set it to one, e.g. redis://redis:6379/0 or redis-cluster://redis-0:6379'
     : null;
 }
 
@@ -32,9 +20,10 @@ export function ingestRedisUrlCheck(raw: string): string | null {
  * §16): an instance or a cluster seed, without credentials.
  */
 export function redisTargetItemCheck(item: string): string | null {
-  return parseRedisTarget(item) === null
-    ? `"${item.replace(/\/\/[^/@\s]*@/, '//<credentials>@')}" is not a redis://, rediss://, redis-cluster:// or rediss-cluster:// URL without credentials; list the targets auth and the publisher list, e.g. redis://r0:6379/0,redis://r1:6379/0 (credentials go in INGEST_REDIS_USERNAME / INGEST_REDIS_PASSWORD)`
-    : null;
+  return redisTargetItemProblem(
+    item,
+    'list the targets auth and the publisher list, e.g. redis://r0:6379/0,redis://r1:6379/0 (credentials go in INGEST_REDIS_USERNAME / INGEST_REDIS_PASSWORD)',
+  );
 }
 
 /**
