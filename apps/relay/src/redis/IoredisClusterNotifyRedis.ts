@@ -18,6 +18,13 @@ export interface IoredisClusterNotifyOptions {
   readonly count: number;
   /** A node's pipeline failed (its keys' reads answer that error). */
   readonly onNodeError: (error: Error) => void;
+  /**
+   * A node's share of a read not answered within this is abandoned for the round (its keys are
+   * read again later, from the same positions): a frozen primary must not hold up the others.
+   */
+  readonly nodeDeadlineMs?: number;
+  /** A listener threw inside an ioredis event handler: told here (logged and counted), never rethrown into ioredis. */
+  readonly onHandlerError: (error: Error) => void;
 }
 
 /** A Redis Cluster has only database 0, and so one keyspace channel prefix. */
@@ -83,7 +90,7 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   }
 
   onTopology(listener: () => void): void {
-    for (const event of ['refresh', '+node', '-node']) this.options.reader.on(event, listener);
+    for (const event of ['refresh', '+node', '-node']) this.options.reader.on(event, () => this.guard(listener));
   }
 
   connect(node: string): NodeSubscriber {
@@ -91,8 +98,17 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
     this.subscribers.add(connection);
     connection.once('end', () => this.subscribers.delete(connection));
     return new IoredisNodeSubscriber(connection, PREFIX, (key, event) => {
-      for (const listener of this.listeners) listener(key, event);
+      for (const listener of this.listeners) this.guard(() => listener(key, event));
     });
+  }
+
+  /** What throws inside an ioredis event handler would be an uncaught exception: the process would end. */
+  private guard(run: () => void): void {
+    try {
+      run();
+    } catch (thrown) {
+      this.options.onHandlerError(toError(thrown));
+    }
   }
 
   /** One XREAD per group of positions (all of one slot), pipelined per node; results in `reads` order. */
@@ -103,7 +119,12 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
       // As bytes: parseEntries checks the relayed values are UTF-8 before decoding them.
       return { key: keys[0] as string, command: 'XREAD', args: ['COUNT', this.options.count, 'STREAMS', ...keys, ...ids], buffer: true };
     });
-    const replies: PipelineReplies = await pipelineByNode(this.options.reader, calls, this.options.onNodeError);
+    const replies: PipelineReplies = await pipelineByNode(
+      this.options.reader,
+      calls,
+      this.options.onNodeError,
+      this.options.nodeDeadlineMs,
+    );
     const results: KeyRead[] = new Array<KeyRead>(reads.length);
     groups.forEach((indexes, g) => {
       const [error, reply] = replies[g] ?? [new Error(`no reply ${g} in a pipelined read`), null];

@@ -1,5 +1,6 @@
-import type { ClusterOptions, Redis } from 'ioredis';
-import { parseRedisTarget } from '@streamgate/protocol';
+import { Redis } from 'ioredis';
+import type { Cluster, ClusterOptions } from 'ioredis';
+import { backoffDelay, parseRedisTarget } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { isClusterClient, openRedis } from '@streamgate/redis';
 import type { NodeOptions, RedisClient } from '@streamgate/redis';
@@ -9,6 +10,7 @@ import { IoredisClusterNotifyRedis } from './IoredisClusterNotifyRedis.js';
 import { IoredisNotifyRedis } from './IoredisNotifyRedis.js';
 import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
+import { nodeAddress } from './nodeAddress.js';
 import { NotifyReader } from './NotifyReader.js';
 import { parseInteger } from './parseReplies.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
@@ -28,6 +30,11 @@ export interface LiveReaderFactoryOptions {
 const READ_SOCKET_TIMEOUT_MS = 10_000;
 /** How often a cluster reader's slot map is fetched again, so channels follow a failover soon. */
 const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+/**
+ * A primary's share of a cluster read round not answered within this is abandoned for the round
+ * and read again later: a frozen primary delays the other nodes' entries by at most this.
+ */
+export const CLUSTER_NODE_READ_DEADLINE_MS = 750;
 
 /** Opens the Redis connections of a source and builds its live readers over them. */
 export class LiveReaderFactory {
@@ -114,7 +121,6 @@ export class LiveReaderFactory {
    */
   private clusterReader(positions: ReadonlyArray<readonly [StreamName, StreamId]>): NotifyReader {
     const source = this.options.source;
-    const address = parseRedisTarget(source.target);
     const reader = this.connect(
       'nread',
       // A non-blocking XREAD answers at once: a node silent this long is frozen or gone.
@@ -128,19 +134,9 @@ export class LiveReaderFactory {
       reader,
       count: source.readCount,
       onNodeError: (error) => source.onError('xread', error),
-      connect: (node) => {
-        // Channels are subscribed by ClusterChannels, in bounded batches, and each key read once
-        // its channel is back: ioredis's own resubscribe would send all of them in one command.
-        const subscriber = openRedis(`redis${address?.tls === true ? 's' : ''}://${node}/0`, {
-          username: source.username,
-          password: source.password,
-          connectionName: `${source.connectionName}:notify`,
-          node: { protocol: 2, autoResubscribe: false, maxRetriesPerRequest: null },
-        });
-        this.observe(subscriber, 'notify');
-        if (isClusterClient(subscriber)) throw new Error(`${node}: a node subscriber must be a plain connection`);
-        return subscriber;
-      },
+      nodeDeadlineMs: CLUSTER_NODE_READ_DEADLINE_MS,
+      onHandlerError: (error) => source.onError('connection', error),
+      connect: (node) => this.nodeSubscriber(reader, node),
     });
     return new NotifyReader(
       {
@@ -157,6 +153,31 @@ export class LiveReaderFactory {
       },
       positions,
     );
+  }
+
+  /**
+   * A plain pub/sub connection to one primary, with the cluster client's own per-node options
+   * (credentials, TLS and its servername, protocol), so it is checked and authenticated as the
+   * cluster's connections are. Channels are subscribed by ClusterChannels, in bounded batches, and
+   * each key read once its channel is back: ioredis's own resubscribe would send all of them at once.
+   */
+  private nodeSubscriber(reader: Cluster, node: string): Redis {
+    const address = nodeAddress(node);
+    if (address === null) throw new RangeError(`"${node}" is not a cluster node address (host:port)`);
+    const options = { ...reader.options.redisOptions };
+    // Those are the reads' bounds; a subscriber waits for messages as long as it takes.
+    delete options.commandTimeout;
+    delete options.socketTimeout;
+    const subscriber = new Redis({
+      ...options,
+      ...address,
+      connectionName: `${this.options.source.connectionName}:notify`,
+      autoResubscribe: false,
+      maxRetriesPerRequest: null,
+      retryStrategy: (times) => backoffDelay(times, 50, 5_000),
+    });
+    this.observe(subscriber, 'notify');
+    return subscriber;
   }
 
   private batchReader(index: number): RedisBatchReader {
