@@ -38,6 +38,8 @@ const PREFIX = '__keyspace@0__:';
 export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   private readonly listeners: Array<(key: StreamName, event: string) => void> = [];
   private readonly subscribers = new Set<Redis>();
+  /** Nodes whose abandoned read is still unanswered (pipelineByNode's NodeDeadline). */
+  private readonly stalled = new Set<string>();
 
   constructor(private readonly options: IoredisClusterNotifyOptions) {}
 
@@ -123,7 +125,7 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
       this.options.reader,
       calls,
       this.options.onNodeError,
-      this.options.nodeDeadlineMs,
+      this.options.nodeDeadlineMs === undefined ? undefined : { ms: this.options.nodeDeadlineMs, stalled: this.stalled },
     );
     const results: KeyRead[] = new Array<KeyRead>(reads.length);
     groups.forEach((indexes, g) => {

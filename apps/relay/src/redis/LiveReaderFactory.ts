@@ -32,9 +32,10 @@ const READ_SOCKET_TIMEOUT_MS = 10_000;
 const CLUSTER_SLOTS_REFRESH_MS = 2_000;
 /**
  * A primary's share of a cluster read round not answered within this is abandoned for the round
- * and read again later: a frozen primary delays the other nodes' entries by at most this.
+ * and read again later: a frozen primary delays the other nodes' entries by at most this (once:
+ * until its late reply or commandTimeout it is not sent more reads, and its keys wait).
  */
-export const CLUSTER_NODE_READ_DEADLINE_MS = 750;
+export const CLUSTER_NODE_READ_DEADLINE_MS = 500;
 
 /** Opens the Redis connections of a source and builds its live readers over them. */
 export class LiveReaderFactory {

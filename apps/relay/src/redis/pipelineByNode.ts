@@ -17,6 +17,16 @@ export interface KeyedCall {
 export type PipelineReplies = ReadonlyArray<[Error | null, unknown]>;
 
 /**
+ * A per-node bound on a pipeline's answer. `stalled` holds the nodes whose abandoned pipeline has
+ * not settled yet: they are not sent another (it would only queue behind the first), their calls
+ * fail at once until it settles (answered late, or the connection's commandTimeout).
+ */
+export interface NodeDeadline {
+  readonly ms: number;
+  readonly stalled: Set<string>;
+}
+
+/**
  * A node's pipeline that had not answered within the caller's deadline: its reply, if one comes,
  * is dropped. Not a ReplyError, so redisFailure calls it a connection failure (retried, never a
  * key's fault).
@@ -44,7 +54,7 @@ export async function pipelineByNode(
   client: RedisClient,
   calls: readonly KeyedCall[],
   onNodeError: (error: Error) => void,
-  deadlineMs?: number,
+  deadline?: NodeDeadline,
 ): Promise<PipelineReplies> {
   if (!isClusterClient(client)) return exec(client, calls);
   const byNode = groupIndexes(calls, (call) => nodeGroup(client, call.key));
@@ -53,13 +63,14 @@ export async function pipelineByNode(
     [...byNode].map(async ([node, indexes]) => {
       let part: PipelineReplies;
       try {
+        if (deadline?.stalled.has(node) === true) throw new NodeDeadlineError(node, deadline.ms);
         part = await withDeadline(
           exec(
             client,
             indexes.map((i) => calls[i] as KeyedCall),
           ),
           node,
-          deadlineMs,
+          deadline,
         );
       } catch (thrown) {
         const error = toError(thrown);
@@ -72,14 +83,21 @@ export async function pipelineByNode(
   return replies;
 }
 
-function withDeadline<T>(sent: Promise<T>, node: string, deadlineMs: number | undefined): Promise<T> {
-  if (deadlineMs === undefined) return sent;
+function withDeadline<T>(sent: Promise<T>, node: string, deadline: NodeDeadline | undefined): Promise<T> {
+  if (deadline === undefined) return sent;
   let timer: NodeJS.Timeout | undefined;
   const missed = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new NodeDeadlineError(node, deadlineMs)), deadlineMs);
+    timer = setTimeout(() => {
+      deadline.stalled.add(node);
+      // Whatever the abandoned pipeline settles with is dropped (its failure was reported as this
+      // miss); only then is the node sent reads again.
+      sent.then(
+        () => deadline.stalled.delete(node),
+        () => deadline.stalled.delete(node),
+      );
+      reject(new NodeDeadlineError(node, deadline.ms));
+    }, deadline.ms);
   });
-  // An abandoned pipeline's later failure was already reported as the deadline miss.
-  sent.catch(() => undefined);
   return Promise.race([sent, missed]).finally(() => clearTimeout(timer));
 }
 
