@@ -11,8 +11,11 @@ import { mintToken } from './support/mintToken.js';
 const STREAMS = 30;
 /** Far below the 10 s a frozen primary held every read round for before the per-node deadline. */
 const DELIVERY_BOUND_MS = 2_000;
-/** How long the primary stays frozen while the others are written to: several sweeps and retries. */
-const FROZEN_FOR_MS = 5_000;
+/**
+ * How long the primary stays frozen while the others are written to: several sweeps and retries,
+ * and (before the per-primary PING) several PINGs, each sent to a random primary.
+ */
+const FROZEN_FOR_MS = 8_000;
 
 interface Seen {
   readonly seqs: number[];
