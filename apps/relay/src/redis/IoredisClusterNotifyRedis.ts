@@ -3,6 +3,7 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import { keySlot } from '@streamgate/redis';
 import type { ClusterPubSub, NodeSubscriber } from './ClusterPubSub.js';
 import { groupIndexes } from './groupIndexes.js';
+import { guardHandler } from './guardHandler.js';
 import { IoredisNodeSubscriber } from './IoredisNodeSubscriber.js';
 import type { KeyRead, NotifyReads } from './NotifyRedis.js';
 import { parseXread } from './parseReplies.js';
@@ -68,7 +69,7 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   }
 
   onReadClose(listener: () => void): void {
-    this.options.reader.on('close', listener);
+    this.options.reader.on('close', guardHandler(listener, this.options.onHandlerError));
   }
 
   disconnect(): void {
@@ -92,25 +93,21 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   }
 
   onTopology(listener: () => void): void {
-    for (const event of ['refresh', '+node', '-node']) this.options.reader.on(event, () => this.guard(listener));
+    for (const event of ['refresh', '+node', '-node']) this.options.reader.on(event, guardHandler(listener, this.options.onHandlerError));
   }
 
   connect(node: string): NodeSubscriber {
     const connection = this.options.connect(node);
     this.subscribers.add(connection);
     connection.once('end', () => this.subscribers.delete(connection));
-    return new IoredisNodeSubscriber(connection, PREFIX, (key, event) => {
-      for (const listener of this.listeners) this.guard(() => listener(key, event));
-    });
-  }
-
-  /** What throws inside an ioredis event handler would be an uncaught exception: the process would end. */
-  private guard(run: () => void): void {
-    try {
-      run();
-    } catch (thrown) {
-      this.options.onHandlerError(toError(thrown));
-    }
+    return new IoredisNodeSubscriber(
+      connection,
+      PREFIX,
+      (key, event) => {
+        for (const listener of this.listeners) listener(key, event);
+      },
+      this.options.onHandlerError,
+    );
   }
 
   /** One XREAD per group of positions (all of one slot), pipelined per node; results in `reads` order. */
