@@ -127,7 +127,7 @@ export class LiveReaderFactory {
       // A non-blocking XREAD answers at once: a node silent this long is frozen or gone.
       { maxRetriesPerRequest: null, commandTimeout: READ_SOCKET_TIMEOUT_MS, socketTimeout: READ_SOCKET_TIMEOUT_MS },
       // A read to a node that is gone fails after a few quick retries rather than ioredis's 16 ×
-      // 100 ms: the reader retries it anyway, and a round waits for its slowest node.
+      // 100 ms: the reader retries it anyway (a round waits for no node past CLUSTER_NODE_READ_DEADLINE_MS).
       { slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS, maxRedirections: 6, retryDelayOnFailover: 50 },
     );
     if (!isClusterClient(reader)) throw new Error(`${source.target} is not a Redis Cluster target`);
