@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Cluster, ClusterOptions } from 'ioredis';
-import { backoffDelay, parseRedisTarget } from '@streamgate/protocol';
+import { parseRedisTarget } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { isClusterClient, openRedis } from '@streamgate/redis';
 import type { NodeOptions, RedisClient } from '@streamgate/redis';
@@ -10,7 +10,7 @@ import { IoredisClusterNotifyRedis } from './IoredisClusterNotifyRedis.js';
 import { IoredisNotifyRedis } from './IoredisNotifyRedis.js';
 import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
-import { nodeAddress } from './nodeAddress.js';
+import { nodeSubscriberOptions } from './nodeSubscriberOptions.js';
 import { NotifyReader } from './NotifyReader.js';
 import { parseInteger } from './parseReplies.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
@@ -156,27 +156,9 @@ export class LiveReaderFactory {
     );
   }
 
-  /**
-   * A plain pub/sub connection to one primary, with the cluster client's own per-node options
-   * (credentials, TLS and its servername, protocol), so it is checked and authenticated as the
-   * cluster's connections are. Channels are subscribed by ClusterChannels, in bounded batches, and
-   * each key read once its channel is back: ioredis's own resubscribe would send all of them at once.
-   */
+  /** A plain pub/sub connection to one primary, with the cluster client's per-node options (nodeSubscriberOptions). */
   private nodeSubscriber(reader: Cluster, node: string): Redis {
-    const address = nodeAddress(node);
-    if (address === null) throw new RangeError(`"${node}" is not a cluster node address (host:port)`);
-    const options = { ...reader.options.redisOptions };
-    // Those are the reads' bounds; a subscriber waits for messages as long as it takes.
-    delete options.commandTimeout;
-    delete options.socketTimeout;
-    const subscriber = new Redis({
-      ...options,
-      ...address,
-      connectionName: `${this.options.source.connectionName}:notify`,
-      autoResubscribe: false,
-      maxRetriesPerRequest: null,
-      retryStrategy: (times) => backoffDelay(times, 50, 5_000),
-    });
+    const subscriber = new Redis(nodeSubscriberOptions(reader.options.redisOptions, node, `${this.options.source.connectionName}:notify`));
     this.observe(subscriber, 'notify');
     return subscriber;
   }
