@@ -22,8 +22,12 @@ export interface ClusterRelays {
  * and relay processes whose allowlist is that cluster, trusting a fresh key from a JWKS file (no
  * auth service: tokens are minted by the test).
  */
-export async function startClusterRelays(names: readonly string[], env: Readonly<Record<string, string>>): Promise<ClusterRelays> {
-  const cluster = await startRedisCluster({ args: ['--notify-keyspace-events', 'Kt'] });
+export async function startClusterRelays(
+  names: readonly string[],
+  env: Readonly<Record<string, string>>,
+  clusterOptions: { readonly nodeTimeoutMs?: number } = {},
+): Promise<ClusterRelays> {
+  const cluster = await startRedisCluster({ args: ['--notify-keyspace-events', 'Kt'], ...clusterOptions });
   const dir = await mkdtemp(join(tmpdir(), 'cluster-relay-'));
   const relays: RelayProcess[] = [];
   const stop = async (): Promise<void> => {

@@ -3,6 +3,7 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import { keySlot } from '@streamgate/redis';
 import type { ClusterPubSub, NodeSubscriber } from './ClusterPubSub.js';
 import { groupIndexes } from './groupIndexes.js';
+import { guardHandler } from './guardHandler.js';
 import { IoredisNodeSubscriber } from './IoredisNodeSubscriber.js';
 import type { KeyRead, NotifyReads } from './NotifyRedis.js';
 import { parseXread } from './parseReplies.js';
@@ -18,6 +19,13 @@ export interface IoredisClusterNotifyOptions {
   readonly count: number;
   /** A node's pipeline failed (its keys' reads answer that error). */
   readonly onNodeError: (error: Error) => void;
+  /**
+   * A node's share of a read not answered within this is abandoned for the round (its keys are
+   * read again later, from the same positions): a frozen primary must not hold up the others.
+   */
+  readonly nodeDeadlineMs?: number;
+  /** A listener threw inside an ioredis event handler: told here (logged and counted), never rethrown into ioredis. */
+  readonly onHandlerError: (error: Error) => void;
 }
 
 /** A Redis Cluster has only database 0, and so one keyspace channel prefix. */
@@ -31,6 +39,8 @@ const PREFIX = '__keyspace@0__:';
 export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   private readonly listeners: Array<(key: StreamName, event: string) => void> = [];
   private readonly subscribers = new Set<Redis>();
+  /** Nodes whose abandoned read is still unanswered (pipelineByNode's NodeDeadline). */
+  private readonly stalled = new Set<string>();
 
   constructor(private readonly options: IoredisClusterNotifyOptions) {}
 
@@ -59,7 +69,7 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   }
 
   onReadClose(listener: () => void): void {
-    this.options.reader.on('close', listener);
+    this.options.reader.on('close', guardHandler(listener, this.options.onHandlerError));
   }
 
   disconnect(): void {
@@ -83,16 +93,21 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   }
 
   onTopology(listener: () => void): void {
-    for (const event of ['refresh', '+node', '-node']) this.options.reader.on(event, listener);
+    for (const event of ['refresh', '+node', '-node']) this.options.reader.on(event, guardHandler(listener, this.options.onHandlerError));
   }
 
   connect(node: string): NodeSubscriber {
     const connection = this.options.connect(node);
     this.subscribers.add(connection);
     connection.once('end', () => this.subscribers.delete(connection));
-    return new IoredisNodeSubscriber(connection, PREFIX, (key, event) => {
-      for (const listener of this.listeners) listener(key, event);
-    });
+    return new IoredisNodeSubscriber(
+      connection,
+      PREFIX,
+      (key, event) => {
+        for (const listener of this.listeners) listener(key, event);
+      },
+      this.options.onHandlerError,
+    );
   }
 
   /** One XREAD per group of positions (all of one slot), pipelined per node; results in `reads` order. */
@@ -103,7 +118,12 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
       // As bytes: parseEntries checks the relayed values are UTF-8 before decoding them.
       return { key: keys[0] as string, command: 'XREAD', args: ['COUNT', this.options.count, 'STREAMS', ...keys, ...ids], buffer: true };
     });
-    const replies: PipelineReplies = await pipelineByNode(this.options.reader, calls, this.options.onNodeError);
+    const replies: PipelineReplies = await pipelineByNode(
+      this.options.reader,
+      calls,
+      this.options.onNodeError,
+      this.options.nodeDeadlineMs === undefined ? undefined : { ms: this.options.nodeDeadlineMs, stalled: this.stalled },
+    );
     const results: KeyRead[] = new Array<KeyRead>(reads.length);
     groups.forEach((indexes, g) => {
       const [error, reply] = replies[g] ?? [new Error(`no reply ${g} in a pipelined read`), null];

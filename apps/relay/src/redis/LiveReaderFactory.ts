@@ -1,4 +1,5 @@
-import type { ClusterOptions, Redis } from 'ioredis';
+import { Redis } from 'ioredis';
+import type { Cluster, ClusterOptions } from 'ioredis';
 import { parseRedisTarget } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { isClusterClient, openRedis } from '@streamgate/redis';
@@ -9,6 +10,7 @@ import { IoredisClusterNotifyRedis } from './IoredisClusterNotifyRedis.js';
 import { IoredisNotifyRedis } from './IoredisNotifyRedis.js';
 import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
+import { nodeSubscriberOptions } from './nodeSubscriberOptions.js';
 import { NotifyReader } from './NotifyReader.js';
 import { parseInteger } from './parseReplies.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
@@ -28,6 +30,12 @@ export interface LiveReaderFactoryOptions {
 const READ_SOCKET_TIMEOUT_MS = 10_000;
 /** How often a cluster reader's slot map is fetched again, so channels follow a failover soon. */
 const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+/**
+ * A primary's share of a cluster read round not answered within this is abandoned for the round
+ * and read again later: a frozen primary delays the other nodes' entries by at most this (once:
+ * until its late reply or commandTimeout it is not sent more reads, and its keys wait).
+ */
+export const CLUSTER_NODE_READ_DEADLINE_MS = 500;
 
 /** Opens the Redis connections of a source and builds its live readers over them. */
 export class LiveReaderFactory {
@@ -114,13 +122,12 @@ export class LiveReaderFactory {
    */
   private clusterReader(positions: ReadonlyArray<readonly [StreamName, StreamId]>): NotifyReader {
     const source = this.options.source;
-    const address = parseRedisTarget(source.target);
     const reader = this.connect(
       'nread',
       // A non-blocking XREAD answers at once: a node silent this long is frozen or gone.
       { maxRetriesPerRequest: null, commandTimeout: READ_SOCKET_TIMEOUT_MS, socketTimeout: READ_SOCKET_TIMEOUT_MS },
       // A read to a node that is gone fails after a few quick retries rather than ioredis's 16 ×
-      // 100 ms: the reader retries it anyway, and a round waits for its slowest node.
+      // 100 ms: the reader retries it anyway (a round waits for no node past CLUSTER_NODE_READ_DEADLINE_MS).
       { slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS, maxRedirections: 6, retryDelayOnFailover: 50 },
     );
     if (!isClusterClient(reader)) throw new Error(`${source.target} is not a Redis Cluster target`);
@@ -128,19 +135,9 @@ export class LiveReaderFactory {
       reader,
       count: source.readCount,
       onNodeError: (error) => source.onError('xread', error),
-      connect: (node) => {
-        // Channels are subscribed by ClusterChannels, in bounded batches, and each key read once
-        // its channel is back: ioredis's own resubscribe would send all of them in one command.
-        const subscriber = openRedis(`redis${address?.tls === true ? 's' : ''}://${node}/0`, {
-          username: source.username,
-          password: source.password,
-          connectionName: `${source.connectionName}:notify`,
-          node: { protocol: 2, autoResubscribe: false, maxRetriesPerRequest: null },
-        });
-        this.observe(subscriber, 'notify');
-        if (isClusterClient(subscriber)) throw new Error(`${node}: a node subscriber must be a plain connection`);
-        return subscriber;
-      },
+      nodeDeadlineMs: CLUSTER_NODE_READ_DEADLINE_MS,
+      onHandlerError: (error) => source.onError('connection', error),
+      connect: (node) => this.nodeSubscriber(reader, node),
     });
     return new NotifyReader(
       {
@@ -157,6 +154,13 @@ export class LiveReaderFactory {
       },
       positions,
     );
+  }
+
+  /** A plain pub/sub connection to one primary, with the cluster client's per-node options (nodeSubscriberOptions). */
+  private nodeSubscriber(reader: Cluster, node: string): Redis {
+    const subscriber = new Redis(nodeSubscriberOptions(reader.options.redisOptions, node, `${this.options.source.connectionName}:notify`));
+    this.observe(subscriber, 'notify');
+    return subscriber;
   }
 
   private batchReader(index: number): RedisBatchReader {

@@ -3,15 +3,14 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
 import type { LiveReader } from './LiveReader.js';
 import type { KeyspaceChannels, KeyspaceChannelsFactory } from './KeyspaceChannels.js';
+import { keyspaceEventKind } from './keyspaceEventKind.js';
 import type { NotifyReads, NotifyRedis } from './NotifyRedis.js';
 import { isWrongType, toError } from './redisFailure.js';
+import { RetryLater } from './RetryLater.js';
 import { SubscriptionSync } from './SubscriptionSync.js';
 import type { TimerClock } from './TimerClock.js';
 
-/**
- * One instance: its one pub/sub connection holds the channels. A Redis Cluster: `channels`
- * builds what holds them (a connection per primary).
- */
+/** One instance: its one pub/sub connection holds the channels. A Redis Cluster: `channels` builds what holds them (a connection per primary). */
 type NotifyReaderRedis =
   | { readonly redis: NotifyRedis; readonly channels?: undefined }
   | { readonly redis: NotifyReads; readonly channels: KeyspaceChannelsFactory };
@@ -35,8 +34,6 @@ export type NotifyReaderOptions = NotifyReaderRedis & {
   readonly maxSubscribesInFlight?: number;
 };
 
-const QUIET_EVENTS = new Set(['xtrim', 'xdel', 'xclaim', 'xautoclaim']);
-
 /** Wake-ups within this window are read together. */
 const COALESCE_MS = 1;
 
@@ -56,8 +53,10 @@ export class NotifyReader implements LiveReader {
   private readonly woken = new Set<StreamName>();
   /** Keys the sweep is still to read; read in groups by one XREAD each, after the dirty ones. */
   private readonly swept = new Set<StreamName>();
-  /** Keys whose grouped read failed (one of them holds another type): read one command each, first. */
+  /** Keys whose grouped read Redis answered WRONGTYPE (one of them holds another type): read one command each, first. */
   private readonly isolated = new Set<StreamName>();
+  /** Keys whose read reached no answer (node down, frozen, past its deadline): read again after a backoff. */
+  private readonly retry: RetryLater;
   private readonly sync: KeyspaceChannels;
   private running = true;
   private idleWake: (() => void) | null = null;
@@ -70,6 +69,9 @@ export class NotifyReader implements LiveReader {
     positions: Iterable<readonly [StreamName, StreamId]> = [],
   ) {
     this.sync = this.channels(options);
+    this.retry = new RetryLater(options.clock, (key, woken) => {
+      if (this.cursors.has(key)) this.markDirty(key, woken);
+    });
     options.redis.onEvent((key, event) => this.event(key, event));
     options.redis.onReadClose(() => this.abortRead?.(new Error('read connection closed during XREAD')));
     for (const [stream, after] of positions) this.watch(stream, after);
@@ -124,6 +126,7 @@ export class NotifyReader implements LiveReader {
     this.dirty.delete(stream);
     this.swept.delete(stream);
     this.isolated.delete(stream);
+    this.retry.delete(stream);
     this.woken.delete(stream);
     this.sync.changed(stream);
   }
@@ -150,6 +153,7 @@ export class NotifyReader implements LiveReader {
   async close(): Promise<void> {
     this.running = false;
     this.sync.close();
+    this.retry.close();
     this.stopSweep();
     this.idleWake?.();
     this.options.redis.disconnect();
@@ -157,17 +161,10 @@ export class NotifyReader implements LiveReader {
   }
 
   private event(key: StreamName, event: string): void {
-    if (!this.cursors.has(key)) return;
-    if (event === 'xadd') {
-      this.markDirty(key, true);
-      return;
-    }
-    // Trims, deletions of entries and consumer-group changes add nothing to read and leave the
-    // incarnation as it was; a trim follows many a capped XADD, so looking at the key would cost.
-    if (QUIET_EVENTS.has(event) || event.startsWith('xgroup-')) return;
-    // del, rename, expired, xsetid…: the key may be gone or hold another incarnation.
-    this.options.onSuspect(key);
-    this.markDirty(key, false);
+    const kind = keyspaceEventKind(event);
+    if (!this.cursors.has(key) || kind === 'quiet') return;
+    if (kind === 'suspect') this.options.onSuspect(key);
+    this.markDirty(key, kind === 'written');
   }
 
   private markDirty(key: StreamName, woken: boolean): void {
@@ -210,6 +207,8 @@ export class NotifyReader implements LiveReader {
    * keys, else the sweep's. A command per key costs Redis a dispatch per entry when each woken key
    * has one entry (many quiet streams); grouped, that cost is shared. A grouped read fails whole
    * when one key holds another type: its keys are then read one command each, which finds the culprit.
+   * A key whose read reached no answer (its node is down or missed the deadline) is not isolated:
+   * it waits in `retry`, and the other nodes' keys are delivered and read on as before.
    */
   private async readRound(): Promise<void> {
     const reads: Array<readonly [StreamName, StreamId]> = [];
@@ -246,25 +245,25 @@ export class NotifyReader implements LiveReader {
     this.options.onRead();
     this.failures = 0;
     const wrongType: StreamName[] = [];
-    let groupError: Error | null = null;
+    const unanswered: Array<readonly [StreamName, boolean]> = [];
+    const errors = new Set<Error>();
     reads.forEach(([key, sent], i) => {
       const result = results[i];
       // Unwatched, or restarted, while the read was out: what came back is from a stale position.
       if (result === undefined || this.cursors.get(key) !== sent) return;
       if (!result.ok) {
-        if (!isolating) {
-          if (groupError === null) groupError = result.error;
-          this.isolate(key, woken.has(key));
-        } else if (isWrongType(result.error)) wrongType.push(key);
-        else {
-          this.options.onError(result.error);
-          this.markDirty(key, false);
-        }
+        if (!isWrongType(result.error)) unanswered.push([key, woken.has(key)]);
+        else if (!isolating) this.isolate(key, woken.has(key));
+        else wrongType.push(key);
+        // Once per failed slot group or node, not per key. Per-key WRONGTYPE is onWrongType's.
+        if (!isolating || !isWrongType(result.error)) errors.add(result.error);
         return;
       }
       this.deliver(key, sent, result.entries, woken.has(key));
     });
-    if (groupError !== null) this.options.onError(groupError);
+    for (const error of errors) this.options.onError(error);
+    if (unanswered.length > 0) this.retry.add(unanswered);
+    else this.retry.answered();
     if (wrongType.length > 0) {
       const dropped = await this.options.onWrongType(wrongType);
       for (const key of dropped) this.unwatch(key);

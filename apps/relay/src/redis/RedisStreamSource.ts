@@ -12,6 +12,7 @@ import { systemTimerClock } from './TimerClock.js';
 import { IncarnationTracker } from './IncarnationTracker.js';
 import type { CheckSnapshot, KeySighting } from './IncarnationTracker.js';
 import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
+import { PingProbe } from './PingProbe.js';
 import { pipelineReply } from './pipelineReply.js';
 import { redisIncarnationProbe } from './redisIncarnationProbe.js';
 import { pipelineByNode } from './pipelineByNode.js';
@@ -67,7 +68,7 @@ export class RedisStreamSource implements StreamSource {
   private readonly modes: ReadModeSwitch;
   private readonly incarnations: IncarnationTracker;
   private readonly probeTimer: NodeJS.Timeout;
-  private probeSentAt: number | null = null;
+  private readonly pings: PingProbe;
 
   constructor(private readonly options: RedisSourceOptions) {
     // The probe keeps a command outstanding every second, so a connection that stops delivering
@@ -118,30 +119,23 @@ export class RedisStreamSource implements StreamSource {
       onCheck: () => options.onRead('check'),
       ...(options.recreationCheckIntervalMs === undefined ? {} : { intervalMs: options.recreationCheckIntervalMs }),
     });
-    this.probeTimer = setInterval(() => this.probe(), options.probeIntervalMs ?? 1_000);
+    this.pings = new PingProbe({
+      // A Redis Cluster client sends a PING to a random primary: each is probed on its own.
+      nodes: () => (isClusterClient(this.command) ? this.command.nodes('master') : this.command.status === 'ready' ? [this.command] : []),
+      timeoutMs: options.probeTimeoutMs ?? 2_000,
+      now: () => Date.now(),
+      onError: (error) => options.onError('ping', error),
+    });
+    this.probeTimer = setInterval(() => this.pings.probe(), options.probeIntervalMs ?? 1_000);
     this.probeTimer.unref();
   }
 
   /**
-   * Connected, and answering. A frozen or partitioned Redis keeps its sockets open (ioredis still
-   * says `ready`) while every read waits forever; only an unanswered PING shows it.
+   * Connected (for a Redis Cluster: its slot map known), and answering PING: the one instance, or
+   * at least one primary of a cluster, so one frozen primary does not end the other primaries' streams.
    */
   get healthy(): boolean {
-    const stalled = this.probeSentAt !== null && Date.now() - this.probeSentAt > (this.options.probeTimeoutMs ?? 2_000);
-    return !stalled && this.command.status === 'ready' && this.live.ready;
-  }
-
-  /** One PING at a time: a stalled server is not sent a pile of them. */
-  private probe(): void {
-    if (this.probeSentAt !== null || this.command.status !== 'ready') return;
-    this.probeSentAt = Date.now();
-    this.command.ping().then(
-      () => (this.probeSentAt = null),
-      (thrown: unknown) => {
-        this.probeSentAt = null;
-        this.options.onError('ping', toError(thrown));
-      },
-    );
+    return this.command.status === 'ready' && this.live.ready && this.pings.answering;
   }
 
   async inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {

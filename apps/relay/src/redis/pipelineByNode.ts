@@ -17,27 +17,60 @@ export interface KeyedCall {
 export type PipelineReplies = ReadonlyArray<[Error | null, unknown]>;
 
 /**
+ * A per-node bound on a pipeline's answer. `stalled` holds the nodes whose abandoned pipeline has
+ * not settled yet: they are not sent another (it would only queue behind the first), their calls
+ * fail at once until it settles (answered late, or the connection's commandTimeout).
+ */
+export interface NodeDeadline {
+  readonly ms: number;
+  readonly stalled: Set<string>;
+}
+
+/**
+ * A node's pipeline that had not answered within the caller's deadline: its reply, if one comes,
+ * is dropped. Not a ReplyError, so redisFailure calls it a connection failure (retried, never a
+ * key's fault).
+ */
+export class NodeDeadlineError extends Error {
+  override readonly name = 'NodeDeadlineError';
+  constructor(
+    readonly node: string,
+    readonly deadlineMs: number,
+  ) {
+    super(`node ${node} did not answer a pipelined read within ${deadlineMs} ms`);
+  }
+}
+
+/**
  * The calls as pipelines, replies in the calls' order. One instance: one pipeline. A Redis
  * Cluster refuses a pipeline whose keys live on several nodes, so there the calls are split into
  * one pipeline per node (by the slot map ioredis holds now; a slot that moved meanwhile is
  * redirected by ioredis), sent together; a node's pipeline that fails is its calls' error only,
- * and is told to `onNodeError`. On one instance a failed pipeline rejects, as `exec` does.
+ * and is told to `onNodeError`. With `deadlineMs`, a node that has not answered by then is
+ * abandoned the same way (NodeDeadlineError): one frozen primary must not hold up every other
+ * node's replies. On one instance a failed pipeline rejects, as `exec` does.
  */
 export async function pipelineByNode(
   client: RedisClient,
   calls: readonly KeyedCall[],
   onNodeError: (error: Error) => void,
+  deadline?: NodeDeadline,
 ): Promise<PipelineReplies> {
   if (!isClusterClient(client)) return exec(client, calls);
   const byNode = groupIndexes(calls, (call) => nodeGroup(client, call.key));
   const replies: Array<[Error | null, unknown]> = new Array<[Error | null, unknown]>(calls.length);
   await Promise.all(
-    [...byNode.values()].map(async (indexes) => {
+    [...byNode].map(async ([node, indexes]) => {
       let part: PipelineReplies;
       try {
-        part = await exec(
-          client,
-          indexes.map((i) => calls[i] as KeyedCall),
+        if (deadline?.stalled.has(node) === true) throw new NodeDeadlineError(node, deadline.ms);
+        part = await withDeadline(
+          exec(
+            client,
+            indexes.map((i) => calls[i] as KeyedCall),
+          ),
+          node,
+          deadline,
         );
       } catch (thrown) {
         const error = toError(thrown);
@@ -48,6 +81,24 @@ export async function pipelineByNode(
     }),
   );
   return replies;
+}
+
+function withDeadline<T>(sent: Promise<T>, node: string, deadline: NodeDeadline | undefined): Promise<T> {
+  if (deadline === undefined) return sent;
+  let timer: NodeJS.Timeout | undefined;
+  const missed = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      deadline.stalled.add(node);
+      // Whatever the abandoned pipeline settles with is dropped (its failure was reported as this
+      // miss); only then is the node sent reads again.
+      sent.then(
+        () => deadline.stalled.delete(node),
+        () => deadline.stalled.delete(node),
+      );
+      reject(new NodeDeadlineError(node, deadline.ms));
+    }, deadline.ms);
+  });
+  return Promise.race([sent, missed]).finally(() => clearTimeout(timer));
 }
 
 /** The nodes serving the key's slot, as ioredis groups its own pipelines. */

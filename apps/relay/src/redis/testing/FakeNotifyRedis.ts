@@ -24,6 +24,8 @@ export class FakeNotifyRedis implements NotifyRedis {
   readonly readsSent: Array<ReadonlyArray<readonly [StreamName, StreamId]>> = [];
   readonly readKinds: Array<'grouped' | 'perKey'> = [];
   private readonly wrongType = new Set<StreamName>();
+  /** Keys on a node that is down or frozen: their reads reach no answer (as a cluster's are per node). */
+  readonly unreachable = new Set<StreamName>();
   readonly subscribeBatches: number[] = [];
   /** Confirm SUBSCRIBEs at once, or hold them until `confirm()`. */
   autoConfirm = true;
@@ -96,7 +98,7 @@ export class FakeNotifyRedis implements NotifyRedis {
     this.readsSent.push(reads);
     this.readKinds.push('grouped');
     const failed = reads.find(([key]) => this.wrongType.has(key));
-    if (failed !== undefined) {
+    if (failed !== undefined && !this.unreachable.has(failed[0])) {
       const error = wrongTypeError();
       return Promise.resolve(reads.map(() => ({ ok: false, error })));
     }
@@ -104,6 +106,7 @@ export class FakeNotifyRedis implements NotifyRedis {
   }
 
   private readKey(key: StreamName, after: StreamId): KeyRead {
+    if (this.unreachable.has(key)) return { ok: false, error: new Error(`node of ${key} did not answer`) };
     if (this.wrongType.has(key)) return { ok: false, error: wrongTypeError() };
     return { ok: true, entries: (this.streams.get(key) ?? []).filter((e) => compareStreamIds(e.id, after) > 0).slice(0, this.count) };
   }
