@@ -1,20 +1,19 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RelayClient } from '@streamgate/client';
 import { backoffDelay, defineStream } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
-import { createPublisher, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
+import { createPublisher } from '@streamgate/server';
 import type { PrivateJwk, Publisher } from '@streamgate/server';
-import { DeadlineError, spawnRelay, startRedisCluster, waitFor } from '@streamgate/testkit';
+import { DeadlineError, waitFor } from '@streamgate/testkit';
 import type { RedisCluster, RedisClusterNode, RelayProcess } from '@streamgate/testkit';
+import { startClusterRelays } from './support/clusterRelays.js';
+import type { ClusterRelays } from './support/clusterRelays.js';
 import { judgeAgainstStream } from './support/judgeAgainstStream.js';
 import type { Outcome, Received } from './support/judgeAgainstStream.js';
 import { mintToken } from './support/mintToken.js';
-import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
+import { metricValue } from './support/startFleet.js';
 
 // A primary SIGKILLed while every stream is written continuously. What asynchronous replication
 // had not copied to its replica is gone once the replica is promoted, though relays read it and
@@ -30,35 +29,16 @@ const CLIENTS_PER_RELAY = 2;
 // Load pacing: at most one publish per stream this often (a rate, not a wait for anything).
 const PUBLISH_INTERVAL_MS = 4;
 
+let setup: ClusterRelays | undefined;
 let cluster: RedisCluster;
-let dir = '';
 let signingKey: PrivateJwk;
-const relays: RelayProcess[] = [];
+let relays: readonly RelayProcess[] = [];
 // What the test opened, closed whether it passed or failed (before the relays and the cluster stop).
 const teardown: Array<() => unknown> = [];
 
 beforeAll(async () => {
-  cluster = await startRedisCluster({ args: ['--notify-keyspace-events', 'Kt'] });
-  dir = await mkdtemp(join(tmpdir(), 'cluster-failover-'));
-  signingKey = await generateSigningKey('ES256', 'cluster-failover-key');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([signingKey]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
-  for (const name of ['relay-fa', 'relay-fb']) {
-    const relay = await spawnRelay({
-      name,
-      authUrl: 'http://127.0.0.1:9',
-      issuer: ISSUER,
-      audience: AUDIENCE,
-      redisAllowlist: cluster.url,
-      env: { RELAY_JWKS_URL: '', RELAY_JWKS_FILE: join(dir, 'jwks.json'), RELAY_DRAIN_WINDOW_MS: '500' },
-    });
-    relays.push(relay);
-    await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`, { signal: AbortSignal.timeout(2_000) })).status === 200, {
-      timeoutMs: 20_000,
-      message: `${name} never ready`,
-    });
-  }
+  setup = await startClusterRelays(['relay-fa', 'relay-fb'], { RELAY_DRAIN_WINDOW_MS: '500' });
+  ({ cluster, signingKey, relays } = setup);
 }, 60_000);
 
 afterAll(async () => {
@@ -70,9 +50,7 @@ afterAll(async () => {
       console.warn(`cluster-failover teardown: ${String(error)}`);
     }
   }
-  await Promise.allSettled(relays.map((r) => r.service.stop()));
-  await cluster?.stop();
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await setup?.stop();
 });
 
 /**

@@ -12,6 +12,7 @@ import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
 import { nodeSubscriberOptions } from './nodeSubscriberOptions.js';
 import { NotifyReader } from './NotifyReader.js';
+import type { NotifyReaderOptions } from './NotifyReader.js';
 import { parseInteger } from './parseReplies.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
 import type { RedisSourceOptions } from './RedisStreamSource.js';
@@ -102,14 +103,7 @@ export class LiveReaderFactory {
     return new NotifyReader(
       {
         redis: new IoredisNotifyRedis({ subscriber, reader, db, count: source.readCount }),
-        clock: systemTimerClock,
-        count: source.readCount,
-        sweepIntervalMs: source.notifySweepMs ?? 5_000,
-        onEntries: (stream, entries) => source.listener.entries(stream, entries),
-        onWrongType: this.options.dropWrongTypes,
-        onSuspect: this.options.suspect,
-        onError: (error) => source.onError('xread', error),
-        onRead: () => source.onRead('xread'),
+        ...this.notifyReaderHooks(),
       },
       positions,
     );
@@ -143,17 +137,25 @@ export class LiveReaderFactory {
       {
         redis,
         channels: (hooks) => new ClusterChannels({ ...hooks, pubsub: redis, clock: systemTimerClock }),
-        clock: systemTimerClock,
-        count: source.readCount,
-        sweepIntervalMs: source.notifySweepMs ?? 5_000,
-        onEntries: (stream, entries) => source.listener.entries(stream, entries),
-        onWrongType: this.options.dropWrongTypes,
-        onSuspect: this.options.suspect,
-        onError: (error) => source.onError('xread', error),
-        onRead: () => source.onRead('xread'),
+        ...this.notifyReaderHooks(),
       },
       positions,
     );
+  }
+
+  /** What a notification-driven reader of this source does with what it reads, on a cluster or not. */
+  private notifyReaderHooks() {
+    const source = this.options.source;
+    return {
+      clock: systemTimerClock,
+      count: source.readCount,
+      sweepIntervalMs: source.notifySweepMs ?? 5_000,
+      onEntries: (stream, entries) => source.listener.entries(stream, entries),
+      onWrongType: this.options.dropWrongTypes,
+      onSuspect: this.options.suspect,
+      onError: (error) => source.onError('xread', error),
+      onRead: () => source.onRead('xread'),
+    } satisfies Partial<NotifyReaderOptions>;
   }
 
   /** A plain pub/sub connection to one primary, with the cluster client's per-node options (nodeSubscriberOptions). */
