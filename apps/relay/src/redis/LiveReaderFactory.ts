@@ -12,6 +12,7 @@ import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
 import { nodeSubscriberOptions } from './nodeSubscriberOptions.js';
 import { NotifyReader } from './NotifyReader.js';
+import { NodeDeadlineError } from './pipelineByNode.js';
 import type { NotifyReaderOptions } from './NotifyReader.js';
 import { parseInteger } from './parseReplies.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
@@ -128,7 +129,8 @@ export class LiveReaderFactory {
     const redis = new IoredisClusterNotifyRedis({
       reader,
       count: source.readCount,
-      onNodeError: (error) => source.onError('xread', error),
+      // Not counted here: a node's failure is its keys' read error, which the reader reports once.
+      onNodeError: () => undefined,
       nodeDeadlineMs: CLUSTER_NODE_READ_DEADLINE_MS,
       onHandlerError: (error) => source.onError('connection', error),
       connect: (node) => this.nodeSubscriber(reader, node),
@@ -153,7 +155,8 @@ export class LiveReaderFactory {
       onEntries: (stream, entries) => source.listener.entries(stream, entries),
       onWrongType: this.options.dropWrongTypes,
       onSuspect: this.options.suspect,
-      onError: (error) => source.onError('xread', error),
+      // A cluster node past its read deadline is counted apart from reply errors: slow, not wrong.
+      onError: (error) => source.onError(error instanceof NodeDeadlineError ? 'xread_deadline' : 'xread', error),
       onRead: () => source.onRead('xread'),
     } satisfies Partial<NotifyReaderOptions>;
   }

@@ -86,16 +86,27 @@ export async function pipelineByNode(
 function withDeadline<T>(sent: Promise<T>, node: string, deadline: NodeDeadline | undefined): Promise<T> {
   if (deadline === undefined) return sent;
   let timer: NodeJS.Timeout | undefined;
+  let settled = false;
+  const noteSettled = (): void => {
+    settled = true;
+  };
+  sent.then(noteSettled, noteSettled);
   const missed = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      deadline.stalled.add(node);
-      // Whatever the abandoned pipeline settles with is dropped (its failure was reported as this
-      // miss); only then is the node sent reads again.
-      sent.then(
-        () => deadline.stalled.delete(node),
-        () => deadline.stalled.delete(node),
-      );
-      reject(new NodeDeadlineError(node, deadline.ms));
+      // Timers run before the loop polls its sockets: a reply that arrived while this process was
+      // busy (its own event loop late, not the node) is read in the poll that follows. Judge after
+      // it, so a relay's own stall is never blamed on a node that answered in time.
+      setImmediate(() => {
+        if (settled) return;
+        deadline.stalled.add(node);
+        // Whatever the abandoned pipeline settles with is dropped (its failure was reported as this
+        // miss); only then is the node sent reads again.
+        sent.then(
+          () => deadline.stalled.delete(node),
+          () => deadline.stalled.delete(node),
+        );
+        reject(new NodeDeadlineError(node, deadline.ms));
+      });
     }, deadline.ms);
   });
   return Promise.race([sent, missed]).finally(() => clearTimeout(timer));
