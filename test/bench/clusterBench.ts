@@ -2,6 +2,7 @@ import { startClusterTarget, startSingleTarget } from './BenchTarget.js';
 import type { BenchTarget } from './BenchTarget.js';
 import { runStep, searchKnee } from './fanoutBench.js';
 import type { StepResult } from './fanoutBench.js';
+import type { TaskWorkloadRun } from './tasksBench.js';
 import { classifyBound, usPer } from './pinning.js';
 import type { Bound } from './pinning.js';
 import type { Scale } from './scale.js';
@@ -22,16 +23,8 @@ export interface EntryCosts {
 }
 
 /** One task workload at its fixed rate on one target. */
-export interface ClusterRun extends EntryCosts {
+export interface ClusterRun extends EntryCosts, TaskWorkloadRun {
   readonly target: ClusterTargetKind;
-  readonly workload: string;
-  readonly streams: number;
-  readonly eventsPerSecond: number;
-  readonly sockets: number;
-  /** Why it did not run (time budget), else null. */
-  readonly skipped: string | null;
-  readonly openFailed: number;
-  readonly step: StepResult | null;
 }
 
 /** The throughput step on one target: deliveries/s at the knee, and what limited it. */

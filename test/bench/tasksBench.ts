@@ -10,16 +10,20 @@ import { OPEN_TIMEOUT_MS, measureAtRate, withTaskSession } from './taskSession.j
 import { infeasibleReason, seriesDeadline, seriesSetup, socketCount } from './taskWorkloads.js';
 import type { SeriesSetup, TaskSeries, TaskWorkload } from './taskWorkloads.js';
 
-export interface TaskResult {
-  readonly series: TaskSeries;
+/** One task workload measured once at its fixed rate: what the tasks and cluster parts share. */
+export interface TaskWorkloadRun {
   readonly workload: string;
   readonly streams: number;
   readonly eventsPerSecond: number;
   readonly sockets: number;
-  /** Why this series did not run this workload (fd limit, time budget), else null. */
+  /** Why it did not run (fd limit, time budget), else null. */
   readonly skipped: string | null;
   readonly openFailed: number;
   readonly step: StepResult | null;
+}
+
+export interface TaskResult extends TaskWorkloadRun {
+  readonly series: TaskSeries;
   /** Redis CPU µs per entry delivered (its writes included: XADD is part of what an entry costs). */
   readonly redisUsPerEntry: number | null;
   /** Server CPU µs per entry delivered. */
