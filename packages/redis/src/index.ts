@@ -5,3 +5,5 @@ export { placeStream, placementScore } from './placeStream.js';
 export { isClusterClient, openRedis } from './openRedis.js';
 export type { NodeOptions, OpenRedisOptions, RedisClient } from './openRedis.js';
 export { keySlot } from './keySlot.js';
+export { pipelineWithWait } from './pipelineWithWait.js';
+export type { ReplicaWait, ReplicatedReply } from './pipelineWithWait.js';

@@ -10,7 +10,8 @@ import { normalizeTargetList, PublisherTargets } from './PublisherTargets.js';
 import type { PublisherDestination } from './PublisherTargets.js';
 import { timeoutAfter } from './timeoutAfter.js';
 import { writeEntry } from './writeEntry.js';
-import type { EntryWrite, ReplicaWait, WriteOutcome } from './writeEntry.js';
+import type { ReplicaWait } from '@streamgate/redis';
+import type { EntryWrite, WriteOutcome } from './writeEntry.js';
 import { encodePayload } from './encodePayload.js';
 
 export type { PublishError, PublishErrorCode, PublishWritten } from './PublishError.js';
