@@ -28,9 +28,6 @@ export function DrainPanel({ trace, state }: { trace: DrainTrace; state: PodStat
     <section className="drain" data-testid="drain" data-active={yesNo(active)}>
       <h3>{active ? 'Draining' : trace.outcome === null ? 'Last drain' : OUTCOME_TITLE[trace.outcome]}</h3>
       <dl>
-        <Field name="drainOutcome" label="ended">
-          {trace.outcome ?? '—'}
-        </Field>
         <Field name="drainConnectionsLeft" label="connections left">
           {left}
         </Field>
@@ -42,6 +39,9 @@ export function DrainPanel({ trace, state }: { trace: DrainTrace; state: PodStat
         </Field>
         <Field name="drainElapsed" label="elapsed / window">
           {elapsedS.toFixed(1)} s / {(trace.windowMs / 1000).toFixed(1)} s
+        </Field>
+        <Field name="drainOutcome" label="outcome">
+          {trace.outcome ?? '—'}
         </Field>
       </dl>
       <UPlotChart
