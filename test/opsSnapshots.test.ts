@@ -195,7 +195,7 @@ describe('operations snapshots across processes', () => {
     }
   });
 
-  it('shows a relay draining after SIGTERM, with connectionsAtStart and windowMs, until it exits with a last snapshot', async () => {
+  it('shows a relay draining after SIGTERM, with connectionsAtStart and windowMs, until it exits with a last snapshot saying it drained', async () => {
     // Enough sockets that the last notice falls late in the window (all 8 within its first 30 %:
     // p = 0.3^8 < 1e-4), so the drain spans several snapshots.
     const M = 8;
@@ -210,14 +210,16 @@ describe('operations snapshots across processes', () => {
       timeoutMs: 10_000,
       message: 'relay-b never reported its drain',
     });
-    expect(draining).toMatchObject({ ready: false, drain: { windowMs: DRAIN_WINDOW_MS, connectionsAtStart: M } });
+    expect(draining).toMatchObject({ ready: false, drain: { windowMs: DRAIN_WINDOW_MS, connectionsAtStart: M, outcome: null } });
     const closes = await Promise.all(sockets.map((s) => s.closed));
     expect(closes.map((c) => c.code)).toEqual(sockets.map(() => 4000));
     expect(await relayB.service.exited).toMatchObject({ code: 0 });
 
     const during = ofPod(await written(), 'relay', 'relay-b').filter((s) => s.drain !== null);
     const last = during.at(-1);
-    expect(last).toMatchObject({ connections: 0, drain: draining.drain });
+    // The last one, written as it exits, says how the drain ended; none before it does.
+    expect(last).toMatchObject({ connections: 0, drain: { ...draining.drain, outcome: 'drained' } });
+    expect(during.slice(0, -1).map((s) => s.drain?.outcome)).toEqual(during.slice(0, -1).map(() => null));
     // Published on during the drain, not only at its start and end.
     expect(during.length).toBeGreaterThanOrEqual(2);
     // Connections only fall during a drain (new ones are sent on with 4002).

@@ -18,7 +18,7 @@ RUN pnpm install --offline --frozen-lockfile
 # server with tsc into apps/dashboard/dist/.
 RUN pnpm --filter "@streamgate/dashboard..." run build
 # A self-contained copy: its dist/ (page included) and production dependencies only (the server's:
-# boot, pino, zod), no Vite, no React, no sources of other apps.
+# boot, pino, prom-client, zod), no Vite, no React, no sources of other apps.
 RUN pnpm --filter "@streamgate/dashboard" deploy --prod --legacy /out
 
 FROM node:20.20.2-bookworm-slim

@@ -143,6 +143,7 @@ async function main(): Promise<void> {
       refusals: () => Object.entries(seen.refusals),
       readModes: () => seen.readModes.map((m) => ({ target: `redis://${m.target}`, mode: m.mode })),
       drain: () => null,
+      drainOutcome: () => null,
     });
     const sink = redis.client();
     const publisher = new OpsSnapshotPublisher({

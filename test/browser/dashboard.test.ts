@@ -18,7 +18,8 @@ import type { DashboardView } from '../support/readDashboard.js';
 // operations stream through a real relay from a real Redis. The pods on the stream are the
 // test's own: it writes schema-valid snapshots (through OpsSnapshotPublisher, as the apps do)
 // for two relays, an auth service and an ingest worker, and steers them through a drain, a
-// provider failover and an exit, asserting each from the page's DOM.
+// provider failover and a relay's exit after its drain, against another's death mid-drain,
+// asserting each from the page's DOM.
 
 const ISSUER = 'streamgate-dashboard-test';
 const AUDIENCE = 'streamgate-relay';
@@ -46,7 +47,11 @@ let liveSince = Number.POSITIVE_INFINITY;
 const HISTORY_S = 90;
 /** What the pretend pods report at each tick; the steps below change it. */
 const relayA = { connections: 120, subscriptions: 150, streamsWatched: 7, deliveriesPerSecond: 42.5, deliveriesTotal: 10_000 };
-const relayB: { connections: number; drain: RelaySnapshot['drain'] } = { connections: 80, drain: null };
+const relayB: { connections: number; ready: boolean; drain: RelaySnapshot['drain'] } = { connections: 80, ready: true, drain: null };
+const sessions = [
+  { id: 'sim-0', symbols: 20, connected: true },
+  { id: 'sim-1', symbols: 12, connected: true },
+];
 const chain: IngestChainStream = {
   stream: 'chain:31337:heads',
   chain: 'anvil-31337',
@@ -66,10 +71,7 @@ function ingestState(): IngestSnapshot {
     venues: [
       {
         venue: 'sim',
-        sessions: [
-          { id: 'sim-0', symbols: 20, connected: true },
-          { id: 'sim-1', symbols: 12, connected: true },
-        ],
+        sessions: sessions.map((session) => ({ ...session })),
         wanted: 32,
         coverage: { trades: 32, book: 20 },
       },
@@ -102,6 +104,7 @@ function relayBState(at: number): OpsSnapshot {
     deliveriesPerSecond: relayB.drain !== null ? 4 : live ? 17 : Math.round(17 * swell(at, 30, -0.35) * 10) / 10,
     deliveriesTotal: 5_000,
     readModes: [{ target: 'redis-b:6379/0', mode: 'batch' }],
+    ready: relayB.ready,
     drain: relayB.drain,
   });
 }
@@ -204,6 +207,8 @@ describe('the operations dashboard in headless Chromium', () => {
     const live = await untilPage(page, 'the operations stream never went live with the credential', 15_000, (v) => v.feedState === 'live');
     expect(live.credentialRefused).toBeNull();
     expect(live.feedError).toBeNull();
+    // The header says what the id it shows is: a stream position, not a time.
+    expect(live.feedPositionLabel).toBe('stream position (last entry id)');
   });
 
   it('shows both relays, the auth service and the ingest worker with their figures, and charts them', async () => {
@@ -228,6 +233,14 @@ describe('the operations dashboard in headless Chromium', () => {
         Number(cardOf(v, 'relay-real')?.fields.deliveriesTotal) > 0 &&
         Number(cardOf(v, 'auth-real')?.fields.tokensIssuedTotal) >= 1,
     );
+    // The position is the id of the last entry the page read (`<ms>-<seq>`, Redis's time of the
+    // XADD): one the pretend pods wrote since they started.
+    expect(view.feedPositionLabel).toBe('stream position (last entry id)');
+    expect(view.feedPosition).toMatch(/^\d+-\d+$/);
+    expect(Number(view.feedPosition?.split('-')[0])).toBeGreaterThanOrEqual(liveSince);
+    expect(Number(view.feedPosition?.split('-')[0])).toBeLessThanOrEqual(Date.now());
+    // Booleans read yes / no everywhere, attributes included.
+    expect(view.trueFalseAttributes).toEqual([]);
     expect(view.cards.map((c) => `${c.kind}:${c.pod}`)).toEqual([
       'relay:relay-a',
       'relay:relay-b',
@@ -304,8 +317,8 @@ describe('the operations dashboard in headless Chromium', () => {
         venue: 'sim',
         wanted: '32',
         sessions: [
-          { id: 'sim-0', symbols: 20, connected: true },
-          { id: 'sim-1', symbols: 12, connected: true },
+          { id: 'sim-0', symbols: 20, connected: 'yes' },
+          { id: 'sim-1', symbols: 12, connected: 'yes' },
         ],
         coverage: { trades: 32, book: 20 },
       },
@@ -368,10 +381,11 @@ describe('the operations dashboard in headless Chromium', () => {
     expect(after.badEntries).toBe(before.badEntries);
   });
 
-  it('shows a draining relay against its schedule, the other rising, a provider failover, and the drained pod stale once it stops', async () => {
+  it('shows a draining relay against its schedule, the other rising, a provider failover and a venue session down', async () => {
     const page = pageOf();
     const startedAt = Date.now();
-    relayB.drain = { startedAt, windowMs: DRAIN_WINDOW_MS, connectionsAtStart: 80 };
+    relayB.ready = false;
+    relayB.drain = { startedAt, windowMs: DRAIN_WINDOW_MS, connectionsAtStart: 80, outcome: null };
     /** The uniform schedule, connectionsAtStart × (1 − t / windowMs), as the page should round it. */
     const scheduleAt = (at: number) => Math.round(80 * (1 - Math.min(at - startedAt, DRAIN_WINDOW_MS) / DRAIN_WINDOW_MS));
     // Connections follow the schedule a little late (clients take a moment to go), and the other
@@ -395,6 +409,8 @@ describe('the operations dashboard in headless Chromium', () => {
       expect(Number(b.fields.drainConnectionsLeft)).toBe(shown.connections);
       expect(Number(b.fields.drainScheduleLeft)).toBe(scheduleAt(shown.at));
       expect(Number(b.fields.drainConnectionsLeft)).toBeLessThan(80);
+      expect(b.drainActive).toBe('yes');
+      expect(b.fields).toMatchObject({ ready: 'no', drainOutcome: '—' });
       expect(draining.charts['relay-b/drain-chart']?.series).toEqual(['schedule', 'connections']);
       expect(Number(card(draining, 'relay-a').fields.connections)).toBeGreaterThan(120);
       expect(card(draining, 'relay-a').state).toBe('live');
@@ -408,15 +424,29 @@ describe('the operations dashboard in headless Chromium', () => {
         (v) => cardOf(v, 'ingest-0')?.chains[0]?.fields.state === 'switching',
       );
       Object.assign(chain, { state: 'backfilling', provider: 'beta', failovers: 1, head: 126, lastWritten: 121 });
-      await untilPage(
+      // And one of the venue's sessions loses its link.
+      Object.assign(sessions[1] ?? {}, { connected: false, symbols: 0 });
+      const backfilling = await untilPage(
         page,
-        'the chain stream never showed backfilling on beta',
+        'the chain stream never showed backfilling on beta, with sim-1 disconnected',
         5_000,
-        (v) => cardOf(v, 'ingest-0')?.chains[0]?.fields.state === 'backfilling',
+        (v) =>
+          cardOf(v, 'ingest-0')?.chains[0]?.fields.state === 'backfilling' &&
+          cardOf(v, 'ingest-0')?.venues[0]?.sessions[1]?.connected === 'no',
       );
+      expect(card(backfilling, 'ingest-0').venues[0]?.sessions).toEqual([
+        { id: 'sim-0', symbols: 20, connected: 'yes' },
+        { id: 'sim-1', symbols: 0, connected: 'no' },
+      ]);
+      // As the contract's selectors read it, and as the operator reads it.
+      await expect(page.locator('[data-testid="venue-session"][data-session="sim-1"][data-connected="no"]').textContent()).resolves.toBe(
+        'sim-1 0 (disconnected)',
+      );
+      expect(backfilling.trueFalseAttributes).toEqual([]);
       // The README's picture (docs/dashboard.png) comes from the real fleet: dashboardFleet.test.ts.
       await screenshot(page, 'dashboard-draining.png');
       Object.assign(chain, { state: 'active', head: 127, lastWritten: 127 });
+      Object.assign(sessions[1] ?? {}, { connected: true, symbols: 12 });
       const failedOver = await untilPage(
         page,
         'the chain stream never went active on beta',
@@ -430,7 +460,7 @@ describe('the operations dashboard in headless Chromium', () => {
         lastWritten: '127',
       });
 
-      // The drain ends at 0; the pod exits and publishes nothing more.
+      // The drain ends at 0.
       await untilPage(
         page,
         'relay-b never reached 0 connections',
@@ -440,28 +470,64 @@ describe('the operations dashboard in headless Chromium', () => {
     } finally {
       clearInterval(drainTick);
     }
-    await writer?.stop('relay-b');
-    const stoppedAt = Date.now();
-    const stale = await untilPage(
-      page,
-      'relay-b never turned stale',
-      OPS_STALE_AFTER_MS + 5_000,
-      (v) => cardOf(v, 'relay-b')?.state === 'stale',
+  });
+
+  it('shows a relay that drained and exited as drained for good, and one that died mid-drain as stale', async () => {
+    const page = pageOf();
+    const drain = relayB.drain;
+    if (drain === null) throw new Error('relay-b is not draining');
+    // relay-b exits as the relay does: a last snapshot saying how its drain ended, then nothing.
+    relayB.drain = { ...drain, outcome: 'drained' };
+    const last = await writer?.stopWithLast('relay-b');
+    if (last?.kind !== 'relay') throw new Error('relay-b wrote no last snapshot');
+    const exitedAt = Date.now();
+    const drained = await untilPage(page, 'relay-b never showed as drained', 5_000, (v) => cardOf(v, 'relay-b')?.state === 'drained');
+    expect(card(drained, 'relay-b').drainActive).toBe('no');
+
+    // relay-c drains too, but dies before its drain ends: no last word.
+    await writer?.start('relay-c', () =>
+      relaySnapshot('relay-c', {
+        ready: false,
+        connections: 30,
+        drain: { startedAt: Date.now() - 1_000, windowMs: 60_000, connectionsAtStart: 31, outcome: null },
+      }),
     );
-    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(OPS_STALE_AFTER_MS - 1_000);
-    // Its last snapshot stays on the card: the drain at 0, against what the schedule said then.
-    const last = writer?.written('relay-b').at(-1);
-    if (last?.kind !== 'relay') throw new Error('relay-b wrote no snapshot');
-    expect(card(stale, 'relay-b').fields).toMatchObject({
-      seq: String(last.seq),
-      drainConnectionsLeft: '0',
-      drainScheduleLeft: String(scheduleAt(last.at)),
-      connections: '0',
+    await untilPage(page, 'relay-c never showed as draining', 5_000, (v) => cardOf(v, 'relay-c')?.state === 'draining');
+    await writer?.stop('relay-c');
+    const diedAt = Date.now();
+
+    // Until relay-c turns stale, and relay-b's card shows it silent for longer than that, relay-b is
+    // never anything but drained.
+    const relayBStates = new Set<string>();
+    const view = await untilPage(page, 'relay-c never turned stale', OPS_STALE_AFTER_MS + 5_000, (v) => {
+      relayBStates.add(cardOf(v, 'relay-b')?.state ?? '(no card)');
+      return cardOf(v, 'relay-c')?.state === 'stale' && Number(cardOf(v, 'relay-b')?.fields.age) > OPS_STALE_AFTER_MS / 1_000;
     });
-    for (const pod of ['relay-a', 'relay-real', 'auth-0', 'auth-real', 'ingest-0']) expect(card(stale, pod).state).toBe('live');
-    expect(card(stale, 'relay-a').fields.connections).toBe('200');
-    await screenshot(page, 'dashboard-stale.png');
-    expect(stale.badEntries).toBe(3);
+    expect(Date.now() - diedAt).toBeGreaterThanOrEqual(OPS_STALE_AFTER_MS - 1_000);
+    expect(Date.now() - exitedAt).toBeGreaterThan(OPS_STALE_AFTER_MS);
+    expect([...relayBStates]).toEqual(['drained']);
+    const b = card(view, 'relay-b');
+    expect(b.state).toBe('drained');
+    expect(Number(b.fields.age)).toBeGreaterThan(OPS_STALE_AFTER_MS / 1_000);
+    // Its last snapshot stays on the card: the drain at 0, against what the schedule said then, and how it ended.
+    expect(b.drainActive).toBe('no');
+    expect(b.fields).toMatchObject({
+      state: 'drained',
+      seq: String(last.seq),
+      drainOutcome: 'drained',
+      drainConnectionsLeft: '0',
+      drainScheduleLeft: String(Math.round(80 * (1 - Math.min(last.at - drain.startedAt, DRAIN_WINDOW_MS) / DRAIN_WINDOW_MS))),
+      connections: '0',
+      ready: 'no',
+    });
+    const c = card(view, 'relay-c');
+    expect(c.drainActive).toBe('no');
+    expect(c.fields).toMatchObject({ state: 'stale', drainOutcome: '—', connections: '30' });
+    for (const pod of ['relay-a', 'relay-real', 'auth-0', 'auth-real', 'ingest-0']) expect(card(view, pod).state).toBe('live');
+    expect(card(view, 'relay-a').fields.connections).toBe('200');
+    expect(view.trueFalseAttributes).toEqual([]);
+    await screenshot(page, 'dashboard-drained.png');
+    expect(view.badEntries).toBe(3);
     expect(writer?.failures).toEqual([]);
     expect(pageErrors).toEqual([]);
   });

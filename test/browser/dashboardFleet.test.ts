@@ -5,6 +5,7 @@ import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import { envBool, parseEnv } from '@streamgate/boot';
 import { serveDashboard } from '@streamgate/dashboard/server';
+import { OPS_STALE_AFTER_MS } from '@streamgate/ops';
 import type { DashboardServer } from '@streamgate/dashboard/server';
 import { freePort, repoRoot, startChromium, waitFor } from '@streamgate/testkit';
 import type { ChromiumBrowser } from '@streamgate/testkit';
@@ -150,6 +151,10 @@ describe('the operations dashboard on the full fleet', () => {
     );
     expect(view.feedError).toBeNull();
     expect(view.badEntries).toBe(0);
+    expect(view.feedPositionLabel).toBe('stream position (last entry id)');
+    expect(view.feedPosition).toMatch(/^\d+-\d+$/);
+    // Booleans read yes / no everywhere, attributes included.
+    expect(view.trueFalseAttributes).toEqual([]);
     expect(view.cards.map((c) => `${c.kind}:${c.pod}`)).toEqual(['relay:relay-0', 'relay:relay-1', 'auth:auth', 'ingest:ingest-0']);
 
     // Round robin at the front door: the connections are split about evenly, and each pod reads
@@ -181,7 +186,7 @@ describe('the operations dashboard on the full fleet', () => {
     const venue = ingest.venues.find((v) => v.venue === FULL_FLEET_VENUE);
     expect(venue?.wanted).toBe('6');
     expect(venue?.sessions).toHaveLength(2);
-    expect(venue?.sessions.every((s) => s.connected)).toBe(true);
+    expect(venue?.sessions.map((s) => s.connected)).toEqual(['yes', 'yes']);
     expect(venue?.sessions.reduce((n, s) => n + s.symbols, 0)).toBe(6);
     for (const chart of ['chart-deliveries', 'chart-connections']) expect(view.charts[chart]?.series).toEqual(['relay-0', 'relay-1']);
   });
@@ -222,6 +227,7 @@ describe('the operations dashboard on the full fleet', () => {
     if (WRITE_DOCS_SCREENSHOT) await copyFile(shot, DOCS_SCREENSHOT);
     expect(midway.charts['relay-0/drain-chart']?.series).toEqual(['schedule', 'connections']);
     expect(card(midway, 'relay-1').state).toBe('live');
+    expect(card(midway, 'relay-0').drainActive).toBe('yes');
 
     // The drain ends at 0 (relay-0's last snapshot, published as it exits) and relay-1 holds every connection.
     const end = await untilPage(page, 'relay-0 never reached 0 with relay-1 holding every connection', DRAIN_WINDOW_MS + 10_000, (v) => {
@@ -230,6 +236,26 @@ describe('the operations dashboard on the full fleet', () => {
     });
     await waitFor(() => fleet.relay('relay-0')?.state === 'exited', { timeoutMs: 10_000, message: 'relay-0 never exited after draining' });
     expect(fleetLog).toContain('relay-0 exited (code 0) after draining');
+
+    // Its last snapshot said how the drain ended: drained, and still drained once it has been
+    // silent for longer than a dead pod takes to turn stale.
+    await untilPage(page, 'relay-0 never showed as drained after its exit', 10_000, (v) => cardOf(v, 'relay-0')?.state === 'drained');
+    const relay0States = new Set<string>();
+    const gone = await untilPage(page, 'relay-0 never stayed silent past the stale limit', OPS_STALE_AFTER_MS + 10_000, (v) => {
+      relay0States.add(cardOf(v, 'relay-0')?.state ?? '(no card)');
+      return figure(v, 'relay-0', 'age') > OPS_STALE_AFTER_MS / 1_000;
+    });
+    expect([...relay0States]).toEqual(['drained']);
+    const exited = card(gone, 'relay-0');
+    expect(exited.drainActive).toBe('no');
+    expect(exited.fields).toMatchObject({
+      state: 'drained',
+      drainOutcome: 'drained',
+      drainConnectionsLeft: '0',
+      connections: '0',
+      ready: 'no',
+    });
+    expect(gone.trueFalseAttributes).toEqual([]);
 
     const drawn = [...samples.entries()].sort(([a], [b]) => a - b).map(([, s]) => s);
     const atStart = drawn[0]?.atStart ?? NaN;

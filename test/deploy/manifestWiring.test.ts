@@ -307,7 +307,7 @@ describe.each(overlays)('deploy/overlays/$name wiring', (overlay) => {
   });
 
   it('has Prometheus scrape every app on its metrics port, and lets it in', () => {
-    for (const app of APPS) {
+    for (const app of [...APPS, 'dashboard']) {
       const deployment = named(rendered.manifests, Deployment, app);
       const annotations = deployment.spec?.template.metadata?.annotations ?? {};
       expect(annotations['prometheus.io/scrape'], app).toBe('true');

@@ -113,6 +113,23 @@ export class OpsSnapshotWriter {
     this.#pods.delete(pod);
   }
 
+  /**
+   * The pod's last word, as the apps write it on exit (`publishLast` of startRedisOpsPublisher):
+   * the loop stops, one fresh snapshot is written, then nothing more. Returns that snapshot.
+   */
+  async stopWithLast(pod: string): Promise<OpsSnapshot> {
+    const publisher = this.#pods.get(pod);
+    if (publisher === undefined) throw new Error(`pod ${pod} is not publishing`);
+    await publisher.stop();
+    const before = this.written(pod).length;
+    await publisher.publishOnce();
+    this.#pods.delete(pod);
+    const last = this.written(pod).at(-1);
+    if (last === undefined || this.written(pod).length === before)
+      throw new Error(`the last snapshot of ${pod} was not written: ${JSON.stringify(this.failures)}`);
+    return last;
+  }
+
   async stopAll(): Promise<void> {
     await Promise.all([...this.#pods.keys()].map((pod) => this.stop(pod)));
   }

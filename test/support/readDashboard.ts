@@ -12,7 +12,8 @@ export interface DashboardChainRow {
 export interface DashboardVenueRow {
   venue: string;
   wanted: string;
-  sessions: { id: string; symbols: number; connected: boolean }[];
+  /** `connected` as the attribute reads: `yes` | `no`. */
+  sessions: { id: string; symbols: number; connected: string }[];
   /** Covered symbols by kind. */
   coverage: Record<string, number>;
 }
@@ -20,8 +21,10 @@ export interface DashboardVenueRow {
 export interface DashboardCard {
   pod: string;
   kind: string;
-  /** live | stale | draining */
+  /** live | stale | draining | drained */
   state: string;
+  /** A relay's `[data-testid="drain"]` `data-active` (`yes` | `no`), null without a drain panel. */
+  drainActive: string | null;
   /** The card's own `[data-field]` figures → text (not those of its chain and venue rows). */
   fields: Record<string, string>;
   readModes: Record<string, string>;
@@ -33,6 +36,14 @@ export interface DashboardCard {
 export interface DashboardView {
   feedState: string;
   feedError: string | null;
+  /** The header's stream position: its label and the last entry id. */
+  feedPositionLabel: string | null;
+  feedPosition: string | null;
+  /**
+   * Every `data-*` attribute on the page that reads `true` or `false`, as `<attribute>=<value>`:
+   * the contract says booleans read `yes` / `no`, so this is empty.
+   */
+  trueFalseAttributes: string[];
   snapshots: number;
   badEntries: number;
   badEntryLast: string | null;
@@ -67,6 +78,7 @@ export function readDashboard(page: Page): Promise<DashboardView> {
         pod: card.getAttribute('data-pod') ?? '',
         kind: card.getAttribute('data-kind') ?? '',
         state: card.getAttribute('data-state') ?? '',
+        drainActive: card.querySelector('[data-testid="drain"]')?.getAttribute('data-active') ?? null,
         fields,
         readModes: Object.fromEntries(
           Array.from(card.querySelectorAll('[data-field="readMode"] [data-target]')).map((li) => [
@@ -87,7 +99,7 @@ export function readDashboard(page: Page): Promise<DashboardView> {
           sessions: Array.from(row.querySelectorAll('[data-testid="venue-session"]')).map((li) => ({
             id: li.getAttribute('data-session') ?? '',
             symbols: Number(li.getAttribute('data-symbols')),
-            connected: li.getAttribute('data-connected') === 'true',
+            connected: li.getAttribute('data-connected') ?? '',
           })),
           coverage: counts(row.querySelector('[data-field="coverage"]'), 'data-coverage-kind'),
         })),
@@ -107,6 +119,13 @@ export function readDashboard(page: Page): Promise<DashboardView> {
     return {
       feedState: text(document, '[data-testid="feed-state"]') ?? '',
       feedError: text(document, '[data-testid="feed-error"]'),
+      feedPositionLabel: text(document, '[data-testid="feed-position-label"]'),
+      feedPosition: text(document, '[data-testid="feed-position"]'),
+      trueFalseAttributes: Array.from(document.querySelectorAll('*')).flatMap((el) =>
+        Array.from(el.attributes)
+          .filter((a) => a.name.startsWith('data-') && (a.value === 'true' || a.value === 'false'))
+          .map((a) => `${a.name}=${a.value}`),
+      ),
       snapshots: Number(text(document, '[data-testid="snapshots-received"]') ?? 'NaN'),
       badEntries: Number(text(document, '[data-testid="bad-entries"]') ?? 'NaN'),
       badEntryLast: text(document, '[data-testid="bad-entry-last"]'),

@@ -16,7 +16,7 @@ beforeAll(async () => {
 }, 60_000);
 
 describe('dashboard main', () => {
-  it('logs "listening" with its port, serves the page, /config.json and its probes, and exits 0 on SIGTERM', async () => {
+  it('logs "listening" with its port, serves the page, /config.json, its probes and /metrics, and exits 0 on SIGTERM', async () => {
     const dashboard = await spawnDashboard(page);
     await using service = dashboard.service;
     expect(dashboard.port).toBeGreaterThan(0);
@@ -27,6 +27,9 @@ describe('dashboard main', () => {
     expect(await (await get('/config.json')).json()).toEqual(page);
     expect((await get('/healthz')).status).toBe(200);
     expect((await get('/readyz')).status).toBe(200);
+    const metrics = await (await get('/metrics')).text();
+    expect(metrics).toContain('streamgate_dashboard_http_requests_total{route="config",status="200"} 1');
+    expect(metrics).toContain('streamgate_dashboard_page_ready 1');
     service.signal('SIGTERM');
     expect((await withDeadline(service.exited, 10_000, 'dashboard exit after SIGTERM')).code).toBe(0);
   });

@@ -89,6 +89,7 @@ describe('Drainer', () => {
     expect(targets.map((t) => t.drainedAt)).toEqual([500, 100, 900]);
     await Promise.resolve();
     expect(outcome).toBe('drained');
+    expect(drainer.outcome).toBe('drained');
     expect(clock.timerCount).toBe(0);
   });
 
@@ -117,6 +118,7 @@ describe('Drainer', () => {
     const [early] = fleet(drainer, clock, 1);
     let outcome: DrainOutcome | undefined;
     void drainer.start().then((o) => (outcome = o));
+    expect(drainer.outcome).toBeNull();
     clock.advance(3_000);
     await Promise.resolve();
     // The stuck one was sent away at its own time (0.1 of the window); the other one, due at
@@ -124,6 +126,7 @@ describe('Drainer', () => {
     expect(stuck.drainedAt).toBe(1_000);
     expect(early?.drainedAt).toBe(3_000);
     expect(outcome).toBe('deadline');
+    expect(drainer.outcome).toBe('deadline');
     expect(clock.timerCount).toBe(0);
   });
 

@@ -63,6 +63,7 @@ export class Drainer<T extends DrainTarget> {
   #startedAt: number | null = null;
   #inForce: DrainSchedule | null = null;
   #hurried = false;
+  #outcome: DrainOutcome | null = null;
   #deadline: unknown = null;
   #finish: ((outcome: DrainOutcome) => void) | null = null;
   #done: Promise<DrainOutcome> | null = null;
@@ -84,6 +85,11 @@ export class Drainer<T extends DrainTarget> {
   /** The schedule in force, for the operations snapshot; null before the drain. */
   get schedule(): DrainSchedule | null {
     return this.#inForce;
+  }
+
+  /** How the drain ended, for the last operations snapshot; null before its end. */
+  get outcome(): DrainOutcome | null {
+    return this.#outcome;
   }
 
   /** Milliseconds since the drain started, or null before. */
@@ -170,6 +176,7 @@ export class Drainer<T extends DrainTarget> {
     const finish = this.#finish;
     if (finish === null) return;
     this.#finish = null;
+    this.#outcome = outcome;
     if (this.#deadline !== null) this.#clock.clearTimeout(this.#deadline);
     this.#deadline = null;
     for (const pending of this.#pending.values()) this.#clock.clearTimeout(pending.handle);

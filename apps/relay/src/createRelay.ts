@@ -200,6 +200,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
             refusals: () => metrics.refusals.entries(),
             readModes: () => [...readModes].map(([target, mode]) => ({ target, mode })),
             drain: () => drainer.schedule,
+            drainOutcome: () => drainer.outcome,
           },
         });
 

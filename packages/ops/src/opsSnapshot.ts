@@ -39,6 +39,8 @@ export const relayReadModeSchema = z.object({
   mode: z.enum(['notify', 'batch', 'pending']),
 });
 
+export const relayDrainOutcomeSchema = z.enum(['drained', 'deadline']);
+
 export const relayDrainSchema = z.object({
   /** When SIGTERM started the drain, ms since the epoch. */
   startedAt: z.number().nonnegative(),
@@ -46,6 +48,12 @@ export const relayDrainSchema = z.object({
   windowMs: z.number().positive(),
   /** Open connections when the drain started: the schedule is connectionsAtStart × (1 − t / windowMs). */
   connectionsAtStart: count,
+  /**
+   * null while the drain runs. Set in the relay's last snapshot, written as the drain ends and the
+   * process exits: `drained` (every connection left) or `deadline` (the deadline closed the rest).
+   * Absent (a relay from before this field) reads as null.
+   */
+  outcome: relayDrainOutcomeSchema.nullable().default(null),
 });
 
 export const relaySnapshotSchema = z.object({
@@ -121,6 +129,7 @@ export const ingestSnapshotSchema = z.object({
 export const opsSnapshotSchema = z.discriminatedUnion('kind', [relaySnapshotSchema, authSnapshotSchema, ingestSnapshotSchema]);
 
 export type RelaySnapshot = z.infer<typeof relaySnapshotSchema>;
+export type RelayDrainOutcome = z.infer<typeof relayDrainOutcomeSchema>;
 export type AuthSnapshot = z.infer<typeof authSnapshotSchema>;
 export type IngestSnapshot = z.infer<typeof ingestSnapshotSchema>;
 export type IngestChainStream = z.infer<typeof ingestChainStreamSchema>;

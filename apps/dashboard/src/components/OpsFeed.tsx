@@ -31,8 +31,12 @@ export function OpsFeed({ procedure, store, enabled }: { procedure: OpsTokenProc
       <span>
         via <span data-testid="feed-relay">{relay.url}</span>
       </span>
-      <span>
-        at <span data-testid="feed-position">{position ?? '—'}</span>
+      {/* A stream id reads like a timestamp (its first part is one, in ms): say what it is. */}
+      <span title="the id of the last entry read from the operations stream; the page resumes after it">
+        <span className="label" data-testid="feed-position-label">
+          stream position (last entry id)
+        </span>{' '}
+        <code data-testid="feed-position">{position ?? '—'}</code>
       </span>
       {error === undefined || error.code === 'malformed_entry' ? null : (
         <span className="problem" data-testid="feed-error">

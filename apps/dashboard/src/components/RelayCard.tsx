@@ -59,7 +59,7 @@ export function RelayCard({
           <CountsList counts={snapshot.refusals} keyAttribute="data-reason" />
         </Field>
       </dl>
-      {drain === undefined ? null : <DrainPanel trace={drain} active={snapshot.drain !== null && state !== 'stale'} />}
+      {drain === undefined ? null : <DrainPanel trace={drain} state={state} />}
     </PodCard>
   );
 }

@@ -1,5 +1,6 @@
 import type { IngestVenue } from '@streamgate/ops';
 import { CountsList } from './CountsList.js';
+import { yesNo } from './Field.js';
 
 /** Each market-data venue: `[data-testid="venue"][data-venue]`, its sessions with their symbols, coverage by kind. */
 export function VenueTable({ venues }: { venues: readonly IngestVenue[] }) {
@@ -29,7 +30,7 @@ export function VenueTable({ venues }: { venues: readonly IngestVenue[] }) {
                       data-testid="venue-session"
                       data-session={s.id}
                       data-symbols={s.symbols}
-                      data-connected={s.connected}
+                      data-connected={yesNo(s.connected)}
                       className={s.connected ? undefined : 'problem'}
                     >
                       {s.id} <b>{s.symbols}</b>

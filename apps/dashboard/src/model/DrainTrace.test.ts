@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { drainChartData, extendDrainTrace, scheduleLeft } from './DrainTrace.js';
 
-const drain = { startedAt: 10_000, windowMs: 10_000, connectionsAtStart: 100 };
+const drain = { startedAt: 10_000, windowMs: 10_000, connectionsAtStart: 100, outcome: null };
 
 describe('the drain schedule', () => {
   it('falls linearly from connectionsAtStart to 0 over the window and stays there', () => {
@@ -18,6 +18,13 @@ describe('the drain schedule', () => {
     expect(same.points).toHaveLength(2);
     const next = extendDrainTrace(same, { ...drain, startedAt: 50_000 }, { at: 51_000, connections: 5 });
     expect(next.points).toEqual([{ at: 51_000, connections: 5 }]);
+  });
+
+  it("takes how the drain ended from the relay's last snapshot", () => {
+    const running = extendDrainTrace(undefined, drain, { at: 11_000, connections: 90 });
+    expect(running.outcome).toBeNull();
+    const ended = extendDrainTrace(running, { ...drain, outcome: 'drained' }, { at: 19_000, connections: 0 });
+    expect(ended).toMatchObject({ outcome: 'drained', points: [{ connections: 90 }, { connections: 0 }] });
   });
 
   it('draws the schedule at every x and the measured count where there is one', () => {

@@ -1,4 +1,4 @@
-import type { RelaySnapshot } from '@streamgate/ops';
+import type { RelayDrainOutcome, RelaySnapshot } from '@streamgate/ops';
 
 type Drain = NonNullable<RelaySnapshot['drain']>;
 
@@ -13,6 +13,8 @@ export interface DrainTrace {
   readonly startedAt: number;
   readonly windowMs: number;
   readonly connectionsAtStart: number;
+  /** How it ended, from the relay's last snapshot; null while it runs (or if that snapshot never came). */
+  readonly outcome: RelayDrainOutcome | null;
   readonly points: readonly DrainPoint[];
 }
 
@@ -32,7 +34,13 @@ export function scheduleLeft(trace: Pick<DrainTrace, 'startedAt' | 'windowMs' | 
 export function extendDrainTrace(trace: DrainTrace | undefined, drain: Drain, point: DrainPoint): DrainTrace {
   const same = trace !== undefined && trace.startedAt === drain.startedAt;
   const points = same ? [...trace.points, point].slice(-MAX_POINTS) : [point];
-  return { startedAt: drain.startedAt, windowMs: drain.windowMs, connectionsAtStart: drain.connectionsAtStart, points };
+  return {
+    startedAt: drain.startedAt,
+    windowMs: drain.windowMs,
+    connectionsAtStart: drain.connectionsAtStart,
+    outcome: drain.outcome,
+    points,
+  };
 }
 
 export interface DrainChartData {

@@ -69,13 +69,23 @@ describe('FleetStore', () => {
 
   it('traces a drain across snapshots and keeps it once the drain is over', () => {
     const store = new FleetStore();
-    const drain = { startedAt: 10_000, windowMs: 4_000, connectionsAtStart: 8 };
+    const drain = { startedAt: 10_000, windowMs: 4_000, connectionsAtStart: 8, outcome: null };
     store.ingest(relay('relay-0', 11_000, { connections: 6, drain }), '1-0');
     store.ingest(relay('relay-0', 12_000, { connections: 4, drain }), '2-0');
     store.ingest(relay('relay-0', 13_000, { connections: 0, drain: null }), '3-0');
     const trace = store.view().pods[0]?.drain;
     expect(trace).toMatchObject({ startedAt: 10_000, windowMs: 4_000, connectionsAtStart: 8 });
     expect(trace?.points.map((p) => p.connections)).toEqual([6, 4]);
+  });
+
+  it("keeps a drained relay's last snapshot, the one that says how its drain ended", () => {
+    const store = new FleetStore();
+    const drain = { startedAt: 10_000, windowMs: 4_000, connectionsAtStart: 8, outcome: null };
+    store.ingest(relay('relay-0', 11_000, { connections: 6, drain }), '1-0');
+    store.ingest(relay('relay-0', 14_000, { connections: 0, ready: false, drain: { ...drain, outcome: 'drained' } }), '2-0');
+    const pod = store.view().pods[0];
+    expect(pod?.snapshot).toMatchObject({ connections: 0, drain: { outcome: 'drained' } });
+    expect(pod?.drain).toMatchObject({ outcome: 'drained', points: [{ connections: 6 }, { connections: 0 }] });
   });
 
   it('counts the snapshots of one process it never got, and starts again for a restarted one', () => {

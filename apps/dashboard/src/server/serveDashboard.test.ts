@@ -18,6 +18,12 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
+/** One sample of the exposition text: `name{labels} value`, or NaN when absent. */
+function sample(exposition: string, series: string): number {
+  const line = exposition.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? Number.NaN : Number(line.slice(series.length + 1));
+}
+
 function url(path: string): string {
   if (server === undefined) throw new Error('beforeAll did not finish');
   return new URL(path, server.url).href;
@@ -63,6 +69,30 @@ describe('serveDashboard', () => {
     }
   });
 
+  it('counts what it answered on /metrics, by route and status, with the process metrics', async () => {
+    const requests = (route: string, status: number) => `streamgate_dashboard_http_requests_total{route="${route}",status="${status}"}`;
+    const before = await (await fetch(url('/metrics'))).text();
+    for (const path of ['/config.json', '/config.json', '/', '/nowhere.js', '/%E0%A4%A']) await fetch(url(path));
+    const res = await fetch(url('/metrics'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const after = await res.text();
+    const grew = (series: string) => (sample(after, series) || 0) - (sample(before, series) || 0);
+    expect(grew(requests('config', 200))).toBe(2);
+    expect(grew(requests('page', 200))).toBe(1);
+    // A scanner's paths are one label value, never one series each.
+    expect(grew(requests('other', 404))).toBe(1);
+    expect(grew(requests('other', 400))).toBe(1);
+    expect(after).not.toContain('nowhere');
+    // The scrape before this one is counted once it was answered.
+    expect(sample(after, requests('metrics', 200))).toBeGreaterThanOrEqual(1);
+    expect(sample(after, 'streamgate_dashboard_page_ready')).toBe(1);
+    expect(sample(after, 'streamgate_dashboard_failures_total{kind="request"}')).toBe(0);
+    expect(sample(after, 'streamgate_dashboard_failures_total{kind="file_read"}')).toBe(0);
+    expect(sample(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+  });
+
   it('serves a prebuilt page as it is, and is not ready once it is gone', async () => {
     const pageDir = join(scratch, 'prebuilt');
     mkdirSync(pageDir);
@@ -77,6 +107,7 @@ describe('serveDashboard', () => {
       const ready = await fetch(new URL('/readyz', prebuilt.url));
       expect(ready.status).toBe(503);
       expect(await ready.text()).toBe('page missing\n');
+      expect(sample(await (await fetch(new URL('/metrics', prebuilt.url))).text(), 'streamgate_dashboard_page_ready')).toBe(0);
       expect((await fetch(new URL('/healthz', prebuilt.url))).status).toBe(200);
     } finally {
       await prebuilt.close();

@@ -6,6 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { parseDashboardConfig } from '../config/dashboardConfig.js';
+import { DashboardMetrics } from './DashboardMetrics.js';
+import type { DashboardRoute } from './DashboardMetrics.js';
 import { ensureDashboardBuilt } from './ensureDashboardBuilt.js';
 import { DashboardPageMissingError, hasBuiltPage } from './prebuiltPage.js';
 
@@ -83,8 +85,27 @@ async function pageDirOf(prebuilt: string | undefined): Promise<string> {
   return pageDir;
 }
 
+/** The route label of a request path (the page's own files by what they are, anything else `other`). */
+function routeOf(path: string): DashboardRoute {
+  switch (path) {
+    case '/':
+    case '/index.html':
+      return 'page';
+    case '/config.json':
+      return 'config';
+    case '/healthz':
+      return 'healthz';
+    case '/readyz':
+      return 'readyz';
+    case '/metrics':
+      return 'metrics';
+    default:
+      return path.startsWith('/assets/') ? 'asset' : 'other';
+  }
+}
+
 /**
- * Serves the dashboard: its built files, /config.json, /healthz and /readyz. Builds it with Vite
+ * Serves the dashboard: its built files, /config.json, /healthz, /readyz and /metrics. Builds it with Vite
  * first when dist/page is missing or was built from other sources (see ensureDashboardBuilt),
  * unless given a prebuilt page.
  */
@@ -93,6 +114,7 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
   if (!parsed.ok) throw new DashboardConfigError(`serveDashboard: ${parsed.problem}`);
   const configBody = JSON.stringify(parsed.config);
   const onError = options.onError ?? ((message: string, error: unknown) => console.error(message, error));
+  const metrics = new DashboardMetrics();
   const pageDir = await pageDirOf(options.prebuiltPage);
   const securityHeaders = {
     'content-security-policy': contentSecurityPolicy(parsed.config),
@@ -101,11 +123,13 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = urlPath(req.url);
+    // Counted once the response is over, with the status it went out with (a 500 included).
+    res.once('close', () => metrics.answered(path === undefined ? 'other' : routeOf(path), res.statusCode));
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
       return;
     }
-    const path = urlPath(req.url);
     if (path === undefined) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request path\n');
       return;
@@ -120,6 +144,13 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
       res
         .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain', 'cache-control': 'no-store' })
         .end(ready ? 'ready\n' : 'page missing\n');
+      return;
+    }
+    if (path === '/metrics') {
+      const body = await metrics.render(await hasBuiltPage(pageDir));
+      res
+        .writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' })
+        .end(req.method === 'HEAD' ? undefined : body);
       return;
     }
     if (path === '/config.json') {
@@ -147,6 +178,7 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
     }
     createReadStream(file)
       .on('error', (error) => {
+        metrics.failed('file_read');
         onError(`dashboard: reading ${file} failed`, error);
         res.destroy();
       })
@@ -155,6 +187,7 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
+      metrics.failed('request');
       onError('dashboard: request failed', error);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('internal error\n');

@@ -19,6 +19,7 @@ function state(overrides: Partial<RelayOpsState> = {}): RelayOpsState & { delive
       { target: 'redis://a.local:6380/2', mode: 'pending' as const },
     ],
     drain: () => null,
+    drainOutcome: () => null,
     ...overrides,
   };
   return s;
@@ -63,7 +64,21 @@ describe('RelaySnapshotCollector', () => {
     const draining = state({ ready: () => false, drain: () => ({ startedAt: 5_000, windowMs: 0, connectionsAtStart: 40 }) });
     const snapshot = new RelaySnapshotCollector(draining, () => 6_000).collect(7);
     expect(relaySnapshotSchema.safeParse(snapshot).success).toBe(true);
-    expect(snapshot).toMatchObject({ ready: false, drain: { startedAt: 5_000, windowMs: 1, connectionsAtStart: 40 } });
+    expect(snapshot).toMatchObject({ ready: false, drain: { startedAt: 5_000, windowMs: 1, connectionsAtStart: 40, outcome: null } });
+  });
+
+  it('says in the drain how it ended once it has, for the last snapshot the relay writes as it exits', () => {
+    for (const outcome of ['drained', 'deadline'] as const) {
+      const ended = state({
+        ready: () => false,
+        connections: () => 0,
+        drain: () => ({ startedAt: 5_000, windowMs: 2_000, connectionsAtStart: 4 }),
+        drainOutcome: () => outcome,
+      });
+      const snapshot = new RelaySnapshotCollector(ended, () => 7_500).collect(9);
+      expect(relaySnapshotSchema.parse(snapshot)).toEqual(snapshot);
+      expect(snapshot.drain).toEqual({ startedAt: 5_000, windowMs: 2_000, connectionsAtStart: 4, outcome });
+    }
   });
 
   it('cuts lists to their bounds, flags it, and stays under the size bound', () => {

@@ -1,6 +1,6 @@
 import { fitList } from '@streamgate/ops';
 import type { RelaySnapshot } from '@streamgate/ops';
-import type { DrainSchedule } from '../Drainer.js';
+import type { DrainOutcome, DrainSchedule } from '../Drainer.js';
 import { redisTargetLabel } from './redisTargetLabel.js';
 
 export type RelayReadModeState = 'notify' | 'batch' | 'pending';
@@ -19,6 +19,8 @@ export interface RelayOpsState {
   /** Per allowlisted target (canonical URL, no credentials): the live read mode, pending before the first answer. */
   readModes(): ReadonlyArray<{ readonly target: string; readonly mode: RelayReadModeState }>;
   drain(): DrainSchedule | null;
+  /** How the drain ended; null until then. Set in the last snapshot, published as the process exits. */
+  drainOutcome(): DrainOutcome | null;
 }
 
 const MAX_READ_MODES = 32;
@@ -81,7 +83,12 @@ export class RelaySnapshotCollector {
       drain:
         drain === null
           ? null
-          : { startedAt: drain.startedAt, windowMs: Math.max(1, drain.windowMs), connectionsAtStart: drain.connectionsAtStart },
+          : {
+              startedAt: drain.startedAt,
+              windowMs: Math.max(1, drain.windowMs),
+              connectionsAtStart: drain.connectionsAtStart,
+              outcome: s.drainOutcome(),
+            },
     };
   }
 }

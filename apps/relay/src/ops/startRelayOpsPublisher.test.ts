@@ -19,6 +19,7 @@ const state: RelayOpsState = {
   refusals: () => [],
   readModes: () => [],
   drain: () => null,
+  drainOutcome: () => null,
 };
 
 /** A pino logger writing into an array, to see what was logged. */
