@@ -186,6 +186,8 @@ describe('relayTokenProcedure types, per schema library', () => {
   type Outputs = inferRouterOutputs<ReturnType<typeof routerOf>>;
 
   it("takes the procedure's input type from the schema's input", () => {
+    // Building it runs no schema and signs nothing: the issuer is not called until a request.
+    expect(Object.keys(routerOf({} as TokenIssuer)._def.procedures).sort()).toEqual(['arktype', 'valibot', 'zod3', 'zod4']);
     expectTypeOf<Inputs['zod4']>().toEqualTypeOf<{ runId: string; limit?: number | undefined }>();
     expectTypeOf<Inputs['zod3']>().toEqualTypeOf<{ runId: string; limit?: number | undefined }>();
     expectTypeOf<Inputs['valibot']>().toEqualTypeOf<{ runId: string; limit?: number | undefined }>();
@@ -206,7 +208,7 @@ describe('relayTokenProcedure types, per schema library', () => {
         input: schemas.valibot,
         authorize: () => Promise.resolve({ subject: 'u' }),
         // @ts-expect-error the schema's output has no `orderId`
-        stream: (input) => runs.for(input.orderId),
+        stream: (input: { orderId: string }) => runs.for(input.orderId),
         issuer,
       }),
       relayTokenProcedure(t.procedure, {
