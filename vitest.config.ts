@@ -15,7 +15,7 @@ export default defineConfig({
         ssr,
         test: {
           name: 'unit',
-          include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.{ts,tsx}'],
+          include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.{ts,tsx}', 'scripts/*.test.mjs'],
           environment: 'node',
           testTimeout: 20_000,
         },

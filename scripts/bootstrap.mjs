@@ -2,13 +2,16 @@
 // Makes a checkout ready for `npm test` / `npm run fleet`: workspace dependencies installed, a
 // redis-server binary on PATH (the tests start their own servers from it) and, for the tests,
 // Chromium (the browser tests drive it; playwright-core downloads no browser). Runs on a machine
-// with only Node 20 and npm, so it uses nothing but Node's standard library, and it is idempotent
-// and fast (a few stat calls and one `redis-server --version`) when there is nothing to do.
+// with only Node and npm, on Linux or macOS, so it uses nothing but Node's standard library; it
+// installs system packages only as root on Debian (apt-get) and elsewhere says what to install
+// (installAdvice.mjs). Idempotent and fast (a few stat calls and one `redis-server --version`)
+// when there is nothing to do.
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { installAdvice } from './installAdvice.mjs';
 
 const PNPM = 'pnpm@10.34.8';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -83,22 +86,33 @@ function redisServerVersion() {
   return probe.stdout.trim();
 }
 
-function canAptInstall() {
-  if (process.platform !== 'linux' || typeof process.getuid !== 'function' || process.getuid() !== 0) return false;
-  if (!existsSync('/etc/debian_version')) return false;
-  return spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
+/** The facts installAdvice decides from; probed once. @returns {import('./installAdvice.mjs').Host} */
+function probeHost() {
+  const linux = process.platform === 'linux';
+  return {
+    platform: process.platform,
+    root: typeof process.getuid === 'function' && process.getuid() === 0,
+    debian: linux && existsSync('/etc/debian_version'),
+    apt: linux && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0,
+  };
 }
 
+/** @type {import('./installAdvice.mjs').Host | undefined} */
+let host;
 let aptUpdated = false;
 
 /**
- * Installs Debian packages, or fails with `howTo` when that is not possible here.
- * @param {string[]} packages
- * @param {string} howTo
+ * Installs a missing system tool with apt-get where that is ours to do (root on Debian), else
+ * stops saying what to install on this platform.
+ * @param {import('./installAdvice.mjs').SystemTool} tool
+ * @returns {string} the advice, for a message if the tool is still missing afterwards
  */
-function aptInstall(packages, howTo) {
-  if (!canAptInstall()) fail(howTo);
-  log(`${packages[0]} is missing: installing ${packages.join(' ')} with apt-get (running as root on Debian)`);
+function installSystemTool(tool) {
+  host ??= probeHost();
+  const advice = installAdvice(tool, host, chromiumPath());
+  if (advice.kind === 'tell') fail(advice.howTo);
+  const { packages, howTo } = advice;
+  log(`${tool} is missing: installing ${packages.join(' ')} with apt-get (running as root on Debian)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if (!aptUpdated) {
     if (run('apt-get', ['update'], { env }) !== 0) fail(`apt-get update failed.\n${howTo}`);
@@ -107,18 +121,12 @@ function aptInstall(packages, howTo) {
   if (run('apt-get', ['install', '-y', '--no-install-recommends', ...packages], { env }) !== 0) {
     fail(`apt-get install ${packages.join(' ')} failed.\n${howTo}`);
   }
+  return howTo;
 }
 
 function ensureRedisServer() {
   if (redisServerVersion() !== null) return;
-  const howTo =
-    'redis-server (Redis 7) is required on PATH: the tests start private servers from it.\n' +
-    '  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y redis-server\n' +
-    '  Fedora/RHEL:   sudo dnf install -y redis\n' +
-    '  Alpine:        apk add redis\n' +
-    '  macOS:         brew install redis\n' +
-    'A system Redis service on port 6379 is not used and need not run.';
-  aptInstall(['redis-server'], howTo);
+  const howTo = installSystemTool('redis-server');
   const version = redisServerVersion();
   if (version === null) fail(`redis-server still not runnable after apt-get install.\n${howTo}`);
   log(`installed ${version}`);
@@ -145,17 +153,10 @@ function ensureChromium() {
   if (process.env.npm_lifecycle_event === 'fleet') return;
   const path = chromiumPath();
   if (isExecutable(path)) return;
-  const howTo =
-    `Chromium is required for the browser tests (test/browser/), expected at ${path}; playwright-core drives it and downloads no browser.\n` +
-    '  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y chromium\n' +
-    '  Elsewhere: install Chromium or Chrome and set STREAMGATE_CHROMIUM to its executable, e.g.\n' +
-    '    STREAMGATE_CHROMIUM="/Applications/Google Chrome.app/Contents/MacOS/Google Chrome" npm test';
   if (process.env.STREAMGATE_CHROMIUM !== undefined && process.env.STREAMGATE_CHROMIUM.trim() !== '') {
-    fail(`STREAMGATE_CHROMIUM=${path} is not an executable file.\n${howTo}`);
+    fail(`STREAMGATE_CHROMIUM=${path} is not an executable file.`);
   }
-  // A font, so that the screenshots the tests keep show text; the rest of chromium's
-  // recommendations (printing, sandbox helper, desktop services) are of no use headless.
-  aptInstall(['chromium', 'fonts-dejavu-core'], howTo);
+  const howTo = installSystemTool('chromium');
   if (!isExecutable(path)) fail(`${path} still missing after apt-get install.\n${howTo}`);
   log(`installed chromium at ${path}`);
 }

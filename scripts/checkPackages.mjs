@@ -6,8 +6,11 @@
 //
 //   node scripts/checkPackages.mjs [--keep]     (--keep leaves the scratch directory for a look)
 //
-// Steps: build → pack → publish dry run → per fixture in scripts/consumer/*/: npm install,
-// tsc (strict, skipLibCheck false), vite build → browser-only typecheck and bundle size of
+// Steps: every non-private workspace package is one of PACKAGES → build → pack → publish dry
+// run → per fixture in scripts/consumer/*/: npm install, tsc (strict, skipLibCheck false), then
+// for a browser fixture a vite build, for a `backend-*` fixture (a product backend, sharing
+// scripts/consumer/_backend/src) a run of its dist/main.js, which calls the router through
+// createCallerFactory and checks the token's claims → browser-only typecheck and bundle size of
 // client+react (React external, at most 20 kB gzip, no ingest schema).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +37,8 @@ function say(line) {
 }
 
 const root = join(import.meta.dirname, '..');
+// The published packages, the same list as the README's "Published packages"; every other
+// workspace package must be private.
 const PACKAGES = ['protocol', 'redis', 'client', 'react', 'server'];
 const BUNDLE_LIMIT_BYTES = 20 * 1024;
 // Names and literals of the ingest event schemas: none belongs in a browser bundle. The literals
@@ -93,6 +98,23 @@ process.on('exit', () => {
   else rmSync(scratch, { recursive: true, force: true });
 });
 
+step('published packages');
+{
+  const published = [];
+  for (const group of ['packages', 'apps']) {
+    for (const entry of readdirSync(join(root, group), { withFileTypes: true })) {
+      const file = join(root, group, entry.name, 'package.json');
+      if (!entry.isDirectory() || !existsSync(file)) continue;
+      if (readManifest(file).private !== true) published.push(`${group}/${entry.name}`);
+    }
+  }
+  const listed = PACKAGES.map((name) => `packages/${name}`);
+  const unchecked = published.filter((dir) => !listed.includes(dir));
+  if (unchecked.length > 0)
+    fail(`not private, so publishable, but not packed and checked here: ${unchecked.join(', ')} (add to PACKAGES or set "private": true)`);
+  say(`published: ${PACKAGES.map((name) => `@streamgate/${name}`).join(', ')}; every other workspace package is private`);
+}
+
 step('build');
 for (const name of PACKAGES) rmSync(join(root, 'packages', name, 'dist'), { recursive: true, force: true });
 run('npx', ['pnpm', '-r', ...PACKAGES.flatMap((name) => ['--filter', `./packages/${name}`]), 'run', 'build'], root);
@@ -150,8 +172,10 @@ function consumerManifest(fixture) {
 }
 
 const consumers = join(root, 'scripts', 'consumer');
+// `_backend` holds what the backend fixtures share; it is not a fixture itself.
+const sharedBackend = join(consumers, '_backend', 'src');
 const fixtures = readdirSync(consumers, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
+  .filter((d) => d.isDirectory() && !d.name.startsWith('_'))
   .map((d) => d.name)
   .sort();
 if (fixtures.length === 0) fail(`no fixture in ${consumers}`);
@@ -160,7 +184,14 @@ let vanillaDir;
 for (const fixture of fixtures) {
   const source = join(consumers, fixture);
   const dir = join(scratch, fixture);
+  const backend = fixture.startsWith('backend-');
   cpSync(source, dir, { recursive: true, filter: (f) => !/[/\\](node_modules|dist)$/.test(f) });
+  if (backend) {
+    for (const file of readdirSync(sharedBackend)) {
+      if (existsSync(join(dir, 'src', file))) fail(`scripts/consumer/${fixture}/src/${file} would be overwritten by _backend/src/${file}`);
+    }
+    cpSync(sharedBackend, join(dir, 'src'), { recursive: true });
+  }
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(consumerManifest(source), null, 2)}\n`);
   const expectErrors = capture('grep', ['-rc', '@ts-expect-error', join(dir, 'src')], root)
     .split('\n')
@@ -173,7 +204,19 @@ for (const fixture of fixtures) {
   step(`${fixture}: tsc --strict --skipLibCheck false (${expectErrors} @ts-expect-error line(s) must be errors)`);
   // The flags override the fixture's tsconfig, so no fixture can relax them. An @ts-expect-error
   // line that is no longer an error is itself an error (TS2578), so broken inference fails here.
-  run(join(dir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', '--noEmit', '--strict', '--skipLibCheck', 'false'], dir);
+  // A backend is compiled to dist/ and run; a browser app only typechecks here (vite builds it).
+  const emit = backend ? [] : ['--noEmit'];
+  run(join(dir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', ...emit, '--strict', '--skipLibCheck', 'false'], dir);
+
+  if (backend) {
+    const trpc = readManifest(join(dir, 'node_modules', '@trpc', 'server', 'package.json')).version;
+    const copies = capture('npm', ['ls', '@trpc/server', '--all', '--parseable'], dir).split('\n').filter(Boolean);
+    // One copy: @streamgate/server takes the product's @trpc/server as a peer, never its own.
+    if (copies.length !== 1) fail(`${fixture} has ${copies.length} copies of @trpc/server:\n${copies.join('\n')}`);
+    step(`${fixture}: node dist/main.js (@trpc/server ${trpc}: createCallerFactory call, token claims per docs/protocol.md §10)`);
+    run('node', [join('dist', 'main.js')], dir);
+    continue;
+  }
 
   step(`${fixture}: vite build`);
   run(join(dir, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn'], dir);
@@ -256,4 +299,4 @@ if (found.length > 0) fail(`the client+react bundle contains ingest schema code:
 if (gzipBytes > BUNDLE_LIMIT_BYTES) fail(`the client+react bundle is ${gzipBytes} bytes gzip, over ${BUNDLE_LIMIT_BYTES}`);
 if (!existsSync(join(probe, 'out', 'bundle.js'))) fail('the unminified bundle was not written');
 
-step(`done: ${fixtures.join(', ')} installed, typechecked and built`);
+step(`done: ${fixtures.join(', ')} installed, typechecked, and built or run`);

@@ -1,11 +1,14 @@
-import type { z } from 'zod';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { streamNameSchema } from './streamName.js';
 import type { StreamName } from './streamName.js';
 
-/** A concrete stream (one Redis key) whose entries carry `T`. */
+/**
+ * A concrete stream (one Redis key) whose entries carry `T`. `schema` is any Standard Schema
+ * (zod 3.24+, zod 4, valibot, arktype, …) whose output is `T`; the publisher validates with it.
+ */
 export interface StreamRef<T> {
   readonly name: StreamName;
-  readonly schema: z.ZodType<T> | undefined;
+  readonly schema: StandardSchemaV1<unknown, T> | undefined;
   readonly __payload?: T;
 }
 
@@ -16,11 +19,12 @@ export interface StreamDefinition<T> extends StreamRef<T> {
 
 /**
  * Declares a stream's payload type once, for the publisher and the token issuer alike.
- * With a schema, `T` is inferred from it and the publisher validates every payload.
+ * With a schema (any Standard Schema), `T` is its output type and the publisher validates every
+ * payload with it; the schema library is the product's own, not a dependency of streamgate.
  */
-export function defineStream<S extends z.ZodType>(name: string, schema: S): StreamDefinition<z.output<S>>;
+export function defineStream<S extends StandardSchemaV1>(name: string, schema: S): StreamDefinition<StandardSchemaV1.InferOutput<S>>;
 export function defineStream<T>(name: string): StreamDefinition<T>;
-export function defineStream<T>(name: string, schema?: z.ZodType<T>): StreamDefinition<T> {
+export function defineStream<T>(name: string, schema?: StandardSchemaV1<unknown, T>): StreamDefinition<T> {
   const base = streamNameSchema.parse(name);
   const ref = (streamName: string): StreamRef<T> => ({ name: streamNameSchema.parse(streamName), schema });
   return {

@@ -171,7 +171,7 @@ export function createPublisher(options: PublisherOptions): Publisher {
         const message = name.error.issues[0]?.message ?? 'invalid';
         return failed({ code: 'stream_invalid', retryable: false, field: 'stream', message: `stream: ${message}` });
       }
-      const data = encodePayload(stream, payload);
+      const data = await encodePayload(stream, payload);
       if (!data.ok) return data;
       const asked = publishOptions.waitForReplicas;
       const wait = asked === false ? undefined : (asked ?? defaultWait);

@@ -1,3 +1,4 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { TRPCError } from '@trpc/server';
 import type { inferProcedureBuilderResolverOptions, TRPCProcedureBuilder, TRPCQueryProcedure, TRPCUnsetMarker } from '@trpc/server';
 import { z } from 'zod';
@@ -27,13 +28,18 @@ export type BaseProcedureBuilder<TContext, TMeta, TContextOverrides> = TRPCProce
   false
 >;
 
-export type RelayTokenProcedureOptions<TCtx, TInput, T> = {
-  /** Validates the request; the procedure's input type is inferred from it. */
-  input: z.ZodType<TInput>;
+/**
+ * What `relayTokenProcedure` takes. `TSchema` is the input schema: any Standard Schema (zod
+ * 3.24+, zod 4, valibot, arktype, …), as tRPC's own `.input()` takes; the procedure's input type
+ * is the schema's input, and `authorize` and `stream` get its output.
+ */
+export type RelayTokenProcedureOptions<TCtx, TSchema extends StandardSchemaV1, T> = {
+  /** Validates the request. */
+  input: TSchema;
   /** Runs the product's authorization: the one place it runs, however often clients reconnect. */
-  authorize: (ctx: TCtx, input: TInput) => Promise<RelayAuthorization>;
+  authorize: (ctx: TCtx, input: StandardSchemaV1.InferOutput<TSchema>) => Promise<RelayAuthorization>;
   /** The stream the token opens, typically `definition.for(input.id)`; it fixes the payload type. */
-  stream: (input: TInput, ctx: TCtx) => StreamRef<T>;
+  stream: (input: StandardSchemaV1.InferOutput<TSchema>, ctx: TCtx) => StreamRef<T>;
   issuer: TokenIssuer;
   /** Per-procedure overrides of the issuer's defaults. */
   ttlSeconds?: number;
@@ -68,19 +74,20 @@ type InputBuilder<TCtx, TInput, TInputIn, TMeta, T> = {
  * `RelaySubscription<T>`, so the client learns the stream's payload type from the router type.
  * A denial becomes FORBIDDEN with the product's reason as message.
  */
-export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema extends z.ZodType, T>(
+export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema extends StandardSchemaV1, T>(
   procedure: BaseProcedureBuilder<TContext, TMeta, TContextOverrides>,
   options: RelayTokenProcedureOptions<
     inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides>>['ctx'],
-    z.output<TSchema>,
+    TSchema,
     T
-  > & { input: TSchema },
-): RelayTokenProcedure<z.input<TSchema>, TMeta, T> {
+  >,
+): RelayTokenProcedure<StandardSchemaV1.InferInput<TSchema>, TMeta, T> {
   type Ctx = inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides>>['ctx'];
   const { authorize, stream, issuer, observer } = options;
   // Checked once, here: a bad target is the backend's mistake, found when the router is built.
   const chooseRedis = options.redis === undefined ? undefined : redisTargetChooser(options.redis, 'redis');
-  const builder = procedure.input(options.input) as unknown as InputBuilder<Ctx, z.output<TSchema>, z.input<TSchema>, TMeta, T>;
+  type Input = StandardSchemaV1.InferOutput<TSchema>;
+  const builder = procedure.input(options.input) as unknown as InputBuilder<Ctx, Input, StandardSchemaV1.InferInput<TSchema>, TMeta, T>;
   return builder.query(async ({ ctx, input, path }) => {
     observer?.requested?.({ path });
     const decision = await authorize(ctx, input);
@@ -93,7 +100,9 @@ export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema 
       ref = stream(input, ctx);
     } catch (error) {
       // A stream name built from input that is not a valid key is the caller's mistake, not ours.
-      // `$ZodError` is the base of classic and mini zod errors: stream names are checked with zod/mini.
+      // Stream names are checked with zod/mini inside @streamgate/protocol (whatever schema
+      // library the product uses); `$ZodError` is the base of classic and mini zod errors, and
+      // zod's instanceof holds across copies of zod 4.
       if (error instanceof z.core.$ZodError) {
         throw new TRPCError({ code: 'BAD_REQUEST', message: `stream name: ${error.issues[0]?.message ?? 'invalid'}` });
       }

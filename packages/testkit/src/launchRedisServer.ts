@@ -28,7 +28,8 @@ export function assertRedisInstalled(binary: string): void {
     throw new Error(
       code === 'ENOENT'
         ? `${binary} is not installed or not on PATH; the tests need a real Redis server binary: ` +
-            'apt-get install redis-server (or run `node scripts/bootstrap.mjs`, which installs it as root on Debian)'
+            `${process.platform === 'darwin' ? 'brew install redis' : 'apt-get install redis-server'} ` +
+            '(or run `node scripts/bootstrap.mjs`, which says what to install on this platform and installs it as root on Debian)'
         : `${binary} --version failed: ${probe.error.message}`,
       { cause: probe.error },
     );

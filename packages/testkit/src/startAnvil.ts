@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { anvilPlatformPackage } from './anvilPlatformPackage.js';
 import { freePort } from './freePort.js';
 import { ServiceError, spawnService } from './spawnService.js';
 import type { Service } from './spawnService.js';
@@ -25,9 +26,30 @@ export interface AnvilNode extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
+/**
+ * The anvil binary: `STREAMGATE_ANVIL` when set, else the one `@foundry-rs/anvil` installed for
+ * this platform through its optional dependencies. Its own `anvil` bin is a Node wrapper; the
+ * binary itself is spawned so that signals and the parent-death guard reach anvil directly.
+ */
 export function anvilBinary(): string {
-  const require = createRequire(import.meta.url);
-  return join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+  const override = process.env.STREAMGATE_ANVIL;
+  if (override !== undefined && override.trim() !== '') return override;
+  const choice = anvilPlatformPackage(process.platform, process.arch);
+  if (!choice.ok) throw new Error(choice.message);
+  // The platform package is @foundry-rs/anvil's dependency, not ours (pnpm keeps it out of our
+  // node_modules), so it is resolved from there.
+  const fromAnvil = createRequire(createRequire(import.meta.url).resolve('@foundry-rs/anvil/package.json'));
+  let manifest: string;
+  try {
+    manifest = fromAnvil.resolve(`${choice.name}/package.json`);
+  } catch (error) {
+    throw new Error(
+      `${choice.name} (anvil for ${process.platform} ${process.arch}) is not installed: optional dependencies were ` +
+        'skipped. Reinstall with them (`node scripts/bootstrap.mjs`, or `pnpm install` without --no-optional).',
+      { cause: error },
+    );
+  }
+  return join(dirname(manifest), choice.binary);
 }
 
 /** A real anvil node on a free loopback port (HTTP and WebSocket on the same port). */
