@@ -18,8 +18,13 @@ export interface RelayProcess extends AppProcess {
  * An app from source on loopback: waits for its `"msg":"listening"` log line and reads the port
  * from it (every app logs its port there; the kernel picks it when asked for port 0).
  */
-export async function spawnApp(entry: string, name: string, env: Readonly<Record<string, string>>): Promise<AppProcess> {
-  const service = await spawnTsEntry(entry, { name, env, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000 });
+export async function spawnApp(
+  entry: string,
+  name: string,
+  env: Readonly<Record<string, string>>,
+  options: { relayUserland?: boolean } = {},
+): Promise<AppProcess> {
+  const service = await spawnTsEntry(entry, { name, env, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000, ...options });
   const port = await readListeningPort(service);
   return { service, port, httpUrl: `http://127.0.0.1:${port}` };
 }
@@ -60,18 +65,23 @@ export interface RelayProcessOptions {
 
 /** A relay pod from source, trusting the auth service's JWKS over HTTP. */
 export async function spawnRelay(options: RelayProcessOptions): Promise<RelayProcess> {
-  const app = await spawnApp('apps/relay/src/main.ts', options.name, {
-    RELAY_HOST: '127.0.0.1',
-    RELAY_PORT: '0',
-    RELAY_NODE_ID: options.name,
-    RELAY_JWKS_URL: `${options.authUrl}/.well-known/jwks.json`,
-    RELAY_TOKEN_AUDIENCE: options.audience,
-    RELAY_TOKEN_ISSUER: options.issuer,
-    RELAY_REDIS_ALLOWLIST: options.redisAllowlist,
-    // The listening line is logged at info; tests and the fleet read the port from it.
-    LOG_LEVEL: 'info',
-    ...options.env,
-  });
+  const app = await spawnApp(
+    'apps/relay/src/main.ts',
+    options.name,
+    {
+      RELAY_HOST: '127.0.0.1',
+      RELAY_PORT: '0',
+      RELAY_NODE_ID: options.name,
+      RELAY_JWKS_URL: `${options.authUrl}/.well-known/jwks.json`,
+      RELAY_TOKEN_AUDIENCE: options.audience,
+      RELAY_TOKEN_ISSUER: options.issuer,
+      RELAY_REDIS_ALLOWLIST: options.redisAllowlist,
+      // The listening line is logged at info; tests and the fleet read the port from it.
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    { relayUserland: true },
+  );
   return { ...app, url: `ws://127.0.0.1:${app.port}/v1/ws` };
 }
 
