@@ -233,7 +233,8 @@ async function main() {
 async function mounted(root, nodeBinary, command, unmountAfter) {
   try {
     mountAll(root);
-    log(`relay userland: ${root} (glibc ${glibcIn(root)}), apps on ${nodeBinary}`);
+    const version = spawnSync(nodeBinary, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    log(`relay userland: ${root} (glibc ${glibcIn(root)}), apps on Node ${version} (${nodeBinary})`);
     return await runCommand(nodeBinary, root, command);
   } finally {
     if (unmountAfter) unmountAll(root);

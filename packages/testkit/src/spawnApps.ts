@@ -1,4 +1,6 @@
+import { appNodeVersion } from './appRuntime.js';
 import { readListeningPort } from './readListeningPort.js';
+import { ServiceError } from './spawnService.js';
 import type { Service } from './spawnService.js';
 import { spawnTsEntry } from './spawnTsEntry.js';
 
@@ -82,7 +84,26 @@ export async function spawnRelay(options: RelayProcessOptions): Promise<RelayPro
     },
     { relayUserland: true },
   );
+  const wrongRuntime = relayRuntimeProblem(app.service);
+  if (wrongRuntime !== undefined) {
+    await app.service.stop();
+    throw new ServiceError(app.service.name, wrongRuntime, app.service.output());
+  }
   return { ...app, url: `ws://127.0.0.1:${app.port}/v1/ws` };
+}
+
+/**
+ * A run meant to test the relay on another Node (STREAMGATE_APP_NODE) must not pass on this one:
+ * the relay's listening line names the Node and the native uWS binary it really runs on.
+ */
+function relayRuntimeProblem(service: Service): string | undefined {
+  const line = service.lines.find((text) => text.includes('"msg":"listening"'));
+  const record = line === undefined ? undefined : (JSON.parse(line) as { nodeVersion?: unknown; uws?: unknown });
+  const expected = appNodeVersion();
+  if (record?.nodeVersion !== expected || typeof record.uws !== 'string' || !record.uws.endsWith('.node')) {
+    return `relay is not running natively on ${expected}: its listening line says nodeVersion ${String(record?.nodeVersion)}, uws ${String(record?.uws)}`;
+  }
+  return undefined;
 }
 
 export interface DashboardProcessOptions {

@@ -44,7 +44,7 @@ export interface UwsServer {
  */
 export async function startUwsServer(options: UwsServerOptions): Promise<UwsServer> {
   // Throws UwsUnavailableError, naming the platform matrix, where there is no native binary.
-  const uWS = loadUws();
+  const uWS = loadUws().uws;
   const app: TemplatedApp = uWS.App();
   const handlers = new Map<UwsConnection, SocketHandlers>();
 
@@ -52,7 +52,7 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
     maxPayloadLength: options.hardMaxPayloadBytes,
     maxBackpressure: options.maxBackpressureBytes,
     // Publishing past the limit must never skip a socket silently: a skipped frame is a gap.
-    closeOnBackpressureLimit: 1,
+    closeOnBackpressureLimit: true,
     idleTimeout: options.idleTimeoutSeconds,
     sendPingsAutomatically: true,
     open: (ws) => {
