@@ -50,21 +50,25 @@ function isDirectory(path: string): boolean {
   }
 }
 
-let cached: AppRuntime | undefined;
-
-/** The runtime from the environment; throws naming the variable when one is set wrongly. */
-export function appRuntime(): AppRuntime {
-  if (cached !== undefined) return cached;
+/** Parses the two variables; throws naming the variable when one is set wrongly. */
+export function parseAppRuntime(env: Readonly<Record<string, string | undefined>>): AppRuntime {
   const blankAsUnset = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value);
   const parsed = runtimeEnv.safeParse({
-    STREAMGATE_APP_NODE: blankAsUnset(process.env.STREAMGATE_APP_NODE),
-    STREAMGATE_RELAY_CHROOT: blankAsUnset(process.env.STREAMGATE_RELAY_CHROOT),
+    STREAMGATE_APP_NODE: blankAsUnset(env.STREAMGATE_APP_NODE),
+    STREAMGATE_RELAY_CHROOT: blankAsUnset(env.STREAMGATE_RELAY_CHROOT),
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`testkit app runtime: ${problems.join('; ')}`);
   }
-  cached = { node: parsed.data.STREAMGATE_APP_NODE ?? process.execPath, relayChroot: parsed.data.STREAMGATE_RELAY_CHROOT };
+  return { node: parsed.data.STREAMGATE_APP_NODE ?? process.execPath, relayChroot: parsed.data.STREAMGATE_RELAY_CHROOT };
+}
+
+let cached: AppRuntime | undefined;
+
+/** The runtime from this process's environment, parsed once. */
+export function appRuntime(): AppRuntime {
+  cached ??= parseAppRuntime(process.env);
   return cached;
 }
 
@@ -85,8 +89,12 @@ export function appNodeVersion(): string {
  * The command line that runs `node args` for an app: on the runtime's Node, and for the relay
  * inside its chroot when one is set (chroot, then env -C back into the same working directory).
  */
-export function appCommand(args: readonly string[], options: { relay: boolean; cwd: string }): { command: string; args: string[] } {
-  const { node, relayChroot } = appRuntime();
+export function appCommand(
+  args: readonly string[],
+  options: { relay: boolean; cwd: string },
+  runtime: AppRuntime = appRuntime(),
+): { command: string; args: string[] } {
+  const { node, relayChroot } = runtime;
   if (!options.relay || relayChroot === undefined) return { command: node, args: [...args] };
   return { command: 'chroot', args: [relayChroot, '/usr/bin/env', '-C', options.cwd, node, ...args] };
 }
