@@ -90,7 +90,10 @@ function ensureUserland() {
   if (spawnSync('debootstrap', ['--version'], { stdio: 'ignore' }).error) {
     if (spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).error)
       fail('debootstrap is not installed and there is no apt-get to install it');
-    run('apt-get', ['install', '-y', 'debootstrap'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    // Waits for another apt/dpkg run (bootstrap's) rather than failing on its lock.
+    run('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', 'debootstrap'], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   }
   // Into a scratch directory renamed at the end: an interrupted debootstrap never looks complete.
   const partial = `${ROOT}.partial`;
