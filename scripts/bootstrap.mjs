@@ -51,8 +51,13 @@ function run(command, args, options = {}) {
 
 function checkNode() {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  if (major < 20 || (major === 20 && minor < 19)) {
-    fail(`Node ${process.versions.node} is too old: install Node 20.19 or newer (package.json "engines").`);
+  if (major < 20 || (major === 20 && minor < 19) || (major === 22 && minor < 12)) {
+    fail(`Node ${process.versions.node} is too old: install Node 24 (.nvmrc), 22.12+ or 20.19+ (package.json "engines").`);
+  }
+  // The relay's uWebSockets.js has binaries for these Node majors only (docs/platforms.md); the
+  // rest of the workspace would install, but the relay would refuse to start.
+  if (![20, 22, 24, 25].includes(major)) {
+    log(`warning: Node ${process.versions.node} has no uWebSockets.js binary: the relay will not start. Use Node 24 (.nvmrc), 22 or 20.`);
   }
 }
 

@@ -51,7 +51,6 @@ describe('parseRelayConfig', () => {
       RELAY_DRAIN_DEADLINE_MS: '',
       RELAY_STREAM_LINGER_MS: '',
       RELAY_TOKEN_ALGORITHMS: '',
-      RELAY_ALLOW_UWS_FALLBACK: '',
       LOG_LEVEL: '',
     });
     expect(parsed).toMatchObject({
@@ -61,7 +60,6 @@ describe('parseRelayConfig', () => {
       RELAY_DRAIN_DEADLINE_MS: 960_000,
       RELAY_STREAM_LINGER_MS: 5_000,
       RELAY_TOKEN_ALGORITHMS: ['ES256', 'EdDSA'],
-      RELAY_ALLOW_UWS_FALLBACK: false,
       LOG_LEVEL: 'info',
     });
     expect(config({ ...base, RELAY_JWKS_FILE: '' }).RELAY_JWKS_FILE).toBeUndefined();
@@ -86,9 +84,6 @@ describe('parseRelayConfig', () => {
     expect(problems({ ...base, RELAY_XREAD_COUNT: '1e3' })[0]).toMatch(/^RELAY_XREAD_COUNT="1e3": must be an integer from 1 to 100000;/);
     expect(problems({ ...base, RELAY_TOKEN_ALGORITHMS: 'ES256,HS256' })).toEqual([
       'RELAY_TOKEN_ALGORITHMS="ES256,HS256": "HS256" is not an accepted algorithm; list algorithms from ES256, EdDSA',
-    ]);
-    expect(problems({ ...base, RELAY_ALLOW_UWS_FALLBACK: 'yes' })).toEqual([
-      'RELAY_ALLOW_UWS_FALLBACK="yes": must be true or false (or 1 or 0); set one of those or leave it unset for false',
     ]);
     expect(problems({ ...base, RELAY_JWKS_FILE: '/keys.json' })[0]).toMatch(
       /^RELAY_JWKS_URL=".*": and RELAY_JWKS_FILE are both set; set exactly one/,

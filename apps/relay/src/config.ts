@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { envBool, envEnum, envInt, envList, envText, parseEnv, urlCheck, whenValid } from '@streamgate/boot';
+import { envEnum, envInt, envList, envText, parseEnv, urlCheck, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
 import {
@@ -79,7 +79,6 @@ export const relayConfigSchema = z
     RELAY_STREAM_LINGER_MS: int(5_000, 0, 600_000, '0 = stop reading at once'),
     RELAY_REFRESH_LEAD_SECONDS: int(30, 1, 3_600),
     RELAY_IDLE_TIMEOUT_SECONDS: int(60, 8, 960),
-    RELAY_ALLOW_UWS_FALLBACK: envBool({ fallback: false }),
     // Drain on SIGTERM (Drainer.ts): reconnects spread uniformly over the window, a second signal
     // shrinks what is left to the fast window, the deadline ends the process whatever remains.
     RELAY_DRAIN_WINDOW_MS: int(900_000, 0, 86_400_000, '0 = all at once'),

@@ -125,7 +125,6 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     // uWS's own cut (no close frame) is only the backstop behind the guard's 4001.
     maxBackpressureBytes: config.RELAY_MAX_BACKPRESSURE_BYTES * 4,
     idleTimeoutSeconds: config.RELAY_IDLE_TIMEOUT_SECONDS,
-    allowFallback: config.RELAY_ALLOW_UWS_FALLBACK,
     onOpen: (conn) => {
       if (drainer.draining) {
         // Load balancers take a while to act on a failed readiness probe; whoever still

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
-import { repoRoot, spawnTsEntry, startRedis, withDeadline } from '@streamgate/testkit';
+import { appNodeVersion, repoRoot, spawnTsEntry, startRedis, withDeadline } from '@streamgate/testkit';
 
 const ENTRY = 'apps/relay/src/main.ts';
 const FAULT_FIXTURE = join(repoRoot(), 'packages/boot/src/__fixtures__/faultOnSignal.ts');
@@ -45,16 +45,54 @@ describe('relay main', () => {
     // Another process on 8081 is possible on a shared machine: either way the relay must not
     // have picked a free port of its own.
     await using redis = await startRedis();
-    await using service = await spawnTsEntry(ENTRY, { name: 'relay-blank-port', env: { ...env(redis.url), RELAY_PORT: '' } });
+    await using service = await spawnTsEntry(ENTRY, {
+      name: 'relay-blank-port',
+      env: { ...env(redis.url), RELAY_PORT: '' },
+      relayUserland: true,
+    });
     const line = await service.waitForLine(/"msg":"listening"|relay failed to start/, 30_000);
     if (line.includes('"msg":"listening"')) expect((JSON.parse(line) as { port: number }).port).toBe(8081);
     else expect(line).toMatch(/8081/);
+  });
+
+  it('says in its listening line which native uWS binary serves it: the one for the Node it runs on', async () => {
+    await using redis = await startRedis();
+    await using service = await spawnTsEntry(ENTRY, {
+      name: 'relay-binary',
+      env: env(redis.url),
+      relayUserland: true,
+      readyPattern: /"msg":"listening"/,
+      readyTimeoutMs: 30_000,
+    });
+    const line = JSON.parse(await service.waitForLine(/"msg":"listening"/)) as { nodeVersion: string; uws: string };
+    const abi = /^v(\d+)\./.exec(line.nodeVersion)?.[1];
+    const expectedAbi = { '20': '115', '22': '127', '24': '137', '25': '141' }[abi ?? ''];
+    expect(expectedAbi, `relay ran on ${line.nodeVersion}`).toBeDefined();
+    expect(line.uws).toBe(`uws_${process.platform}_${process.arch}_${expectedAbi ?? ''}.node`);
+    // The apps run on the Node the testkit was told to use (STREAMGATE_APP_NODE), else this one.
+    expect(line.nodeVersion).toBe(appNodeVersion());
+  });
+
+  it('refuses to start where uWS cannot load its native binary, naming the platform matrix', async () => {
+    await using redis = await startRedis();
+    // --no-addons makes every native addon fail to load, as a missing or incompatible binary does.
+    await using service = await spawnTsEntry(ENTRY, { name: 'relay-no-binary', env: env(redis.url), nodeArgs: ['--no-addons'] });
+    const status = await withDeadline(service.exited, 20_000, 'relay exit without its native binary');
+    expect(status.code).toBe(1);
+    const output = service.output();
+    expect(output).toContain('relay failed to start');
+    expect(output).toContain('uws_unavailable');
+    expect(output).toMatch(/uWebSockets.js could not load a native binary uws_\w+_\w+_\d+\.node for Node v/);
+    expect(output).toContain('runs natively on Node 20 (ABI 115), 22 (ABI 127), 24 (ABI 137) or 25 (ABI 141)');
+    expect(output).toContain('glibc >= 2.38');
+    expect(output).not.toMatch(/"msg":"listening"/);
   });
 
   it('on an unhandled rejection logs it, drains its sockets over the fast window and exits 70', async () => {
     await using redis = await startRedis();
     await using service = await spawnTsEntry(ENTRY, {
       name: 'relay-fault',
+      relayUserland: true,
       // A fast window long enough to scrape /metrics while the fault drain runs.
       env: { ...env(redis.url), RELAY_DRAIN_FAST_WINDOW_MS: '1500' },
       nodeArgs: ['--import', FAULT_FIXTURE],
@@ -94,6 +132,7 @@ describe('relay main', () => {
     await using redis = await startRedis();
     await using service = await spawnTsEntry(ENTRY, {
       name: 'relay-throw',
+      relayUserland: true,
       env: { ...env(redis.url), STREAMGATE_FIXTURE_FAULT: 'throw' },
       nodeArgs: ['--import', FAULT_FIXTURE],
       readyPattern: /"msg":"listening"/,

@@ -3,6 +3,7 @@ import { Counter } from 'prom-client';
 import { bootApp } from '@streamgate/boot';
 import { parseRelayConfig } from './config.js';
 import { createRelay } from './createRelay.js';
+import { loadUws } from './edge/loadUws.js';
 
 /** After the fast drain window, how long the sockets' closes and Redis disconnects may take. */
 const FAULT_CLOSE_MARGIN_MS = 2_000;
@@ -43,4 +44,8 @@ faults.shutdownWith(async () => {
   await drained;
   await relay.close();
 }, config.RELAY_DRAIN_FAST_WINDOW_MS + FAULT_CLOSE_MARGIN_MS);
-log.info({ port: relay.port, node: config.RELAY_NODE_ID }, 'listening');
+// Which native binary serves the sockets, so a log shows the Node/platform the pod really runs on.
+log.info(
+  { port: relay.port, node: config.RELAY_NODE_ID, nodeVersion: process.version, uws: loadUws().binary, uwsBuild: loadUws().build },
+  'listening',
+);

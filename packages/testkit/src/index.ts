@@ -1,3 +1,5 @@
+export { appCommand, appNodeVersion, appRuntime } from './appRuntime.js';
+export type { AppRuntime } from './appRuntime.js';
 export { freePort } from './freePort.js';
 export { OutputBuffer } from './outputBuffer.js';
 export type { OutputLine, OutputStream } from './outputBuffer.js';

@@ -1,4 +1,6 @@
+import { appNodeVersion } from './appRuntime.js';
 import { readListeningPort } from './readListeningPort.js';
+import { ServiceError } from './spawnService.js';
 import type { Service } from './spawnService.js';
 import { spawnTsEntry } from './spawnTsEntry.js';
 
@@ -18,8 +20,13 @@ export interface RelayProcess extends AppProcess {
  * An app from source on loopback: waits for its `"msg":"listening"` log line and reads the port
  * from it (every app logs its port there; the kernel picks it when asked for port 0).
  */
-export async function spawnApp(entry: string, name: string, env: Readonly<Record<string, string>>): Promise<AppProcess> {
-  const service = await spawnTsEntry(entry, { name, env, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000 });
+export async function spawnApp(
+  entry: string,
+  name: string,
+  env: Readonly<Record<string, string>>,
+  options: { relayUserland?: boolean } = {},
+): Promise<AppProcess> {
+  const service = await spawnTsEntry(entry, { name, env, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000, ...options });
   const port = await readListeningPort(service);
   return { service, port, httpUrl: `http://127.0.0.1:${port}` };
 }
@@ -60,19 +67,43 @@ export interface RelayProcessOptions {
 
 /** A relay pod from source, trusting the auth service's JWKS over HTTP. */
 export async function spawnRelay(options: RelayProcessOptions): Promise<RelayProcess> {
-  const app = await spawnApp('apps/relay/src/main.ts', options.name, {
-    RELAY_HOST: '127.0.0.1',
-    RELAY_PORT: '0',
-    RELAY_NODE_ID: options.name,
-    RELAY_JWKS_URL: `${options.authUrl}/.well-known/jwks.json`,
-    RELAY_TOKEN_AUDIENCE: options.audience,
-    RELAY_TOKEN_ISSUER: options.issuer,
-    RELAY_REDIS_ALLOWLIST: options.redisAllowlist,
-    // The listening line is logged at info; tests and the fleet read the port from it.
-    LOG_LEVEL: 'info',
-    ...options.env,
-  });
+  const app = await spawnApp(
+    'apps/relay/src/main.ts',
+    options.name,
+    {
+      RELAY_HOST: '127.0.0.1',
+      RELAY_PORT: '0',
+      RELAY_NODE_ID: options.name,
+      RELAY_JWKS_URL: `${options.authUrl}/.well-known/jwks.json`,
+      RELAY_TOKEN_AUDIENCE: options.audience,
+      RELAY_TOKEN_ISSUER: options.issuer,
+      RELAY_REDIS_ALLOWLIST: options.redisAllowlist,
+      // The listening line is logged at info; tests and the fleet read the port from it.
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    { relayUserland: true },
+  );
+  const wrongRuntime = relayRuntimeProblem(app.service);
+  if (wrongRuntime !== undefined) {
+    await app.service.stop();
+    throw new ServiceError(app.service.name, wrongRuntime, app.service.output());
+  }
   return { ...app, url: `ws://127.0.0.1:${app.port}/v1/ws` };
+}
+
+/**
+ * A run meant to test the relay on another Node (STREAMGATE_APP_NODE) must not pass on this one:
+ * the relay's listening line names the Node and the native uWS binary it really runs on.
+ */
+function relayRuntimeProblem(service: Service): string | undefined {
+  const line = service.lines.find((text) => text.includes('"msg":"listening"'));
+  const record = line === undefined ? undefined : (JSON.parse(line) as { nodeVersion?: unknown; uws?: unknown });
+  const expected = appNodeVersion();
+  if (record?.nodeVersion !== expected || typeof record.uws !== 'string' || !record.uws.endsWith('.node')) {
+    return `relay is not running natively on ${expected}: its listening line says nodeVersion ${String(record?.nodeVersion)}, uws ${String(record?.uws)}`;
+  }
+  return undefined;
 }
 
 export interface DashboardProcessOptions {

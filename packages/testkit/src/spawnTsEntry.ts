@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { appCommand } from './appRuntime.js';
 import { repoRoot } from './repoRoot.js';
 import { spawnService } from './spawnService.js';
 import type { Service, SpawnServiceOptions } from './spawnService.js';
@@ -12,6 +13,8 @@ export interface SpawnTsEntryOptions extends Omit<SpawnServiceOptions, 'name' | 
   args?: readonly string[];
   /** Extra Node options, placed before the entry (e.g. `--enable-source-maps`). */
   nodeArgs?: readonly string[];
+  /** The entry needs uWebSockets.js: run it in STREAMGATE_RELAY_CHROOT when that is set (appRuntime.ts). */
+  relayUserland?: boolean;
 }
 
 let tsxLoader: string | undefined;
@@ -28,16 +31,16 @@ export function tsxLoaderUrl(): string {
 
 /**
  * Runs a TypeScript entry point in a fresh Node process, with workspace packages resolved to
- * their source (`streamgate-source` condition) as in tests, so no build is needed.
+ * their source (`streamgate-source` condition) as in tests, so no build is needed. The Node is
+ * this one unless STREAMGATE_APP_NODE names another (appRuntime.ts).
  * A relative `entryPath` is taken from `cwd`, else from the repo root.
  */
 export function spawnTsEntry(entryPath: string, options: SpawnTsEntryOptions = {}): Promise<Service> {
-  const { name, args = [], nodeArgs = [], ...rest } = options;
+  const { name, args = [], nodeArgs = [], relayUserland = false, ...rest } = options;
   const entry = resolve(options.cwd ?? repoRoot(), entryPath);
-  return spawnService({
-    ...rest,
-    name: name ?? basename(entry),
-    command: process.execPath,
-    args: ['--conditions=streamgate-source', '--import', tsxLoaderUrl(), ...nodeArgs, entry, ...args],
+  const command = appCommand(['--conditions=streamgate-source', '--import', tsxLoaderUrl(), ...nodeArgs, entry, ...args], {
+    relay: relayUserland,
+    cwd: options.cwd ?? process.cwd(),
   });
+  return spawnService({ ...rest, name: name ?? basename(entry), ...command });
 }

@@ -1,6 +1,6 @@
-import uWS from 'uWebSockets.js';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { TopicPublisher } from '../core/Connection.js';
+import { loadUws } from './loadUws.js';
 import { UwsConnection } from './UwsConnection.js';
 import type { SocketData } from './UwsConnection.js';
 
@@ -24,7 +24,6 @@ export interface UwsServerOptions {
   readonly hardMaxPayloadBytes: number;
   readonly maxBackpressureBytes: number;
   readonly idleTimeoutSeconds: number;
-  readonly allowFallback: boolean;
   readonly onOpen: (conn: UwsConnection) => SocketHandlers;
   readonly http: Record<string, () => HttpAnswer | Promise<HttpAnswer>>;
 }
@@ -39,22 +38,13 @@ export interface UwsServer {
   readonly connectionCount: number;
 }
 
-/** True when the package loaded its native binary rather than its slow JavaScript shim. */
-export function uwsIsNative(): boolean {
-  return 'SSLApp' in uWS;
-}
-
 /**
- * The only module that imports uWebSockets.js. Everything above it sees Connection,
+ * With loadUws, the only module that uses uWebSockets.js. Everything above it sees Connection,
  * TopicPublisher and plain HTTP answers.
  */
 export async function startUwsServer(options: UwsServerOptions): Promise<UwsServer> {
-  if (!uwsIsNative() && !options.allowFallback) {
-    throw new Error(
-      'uWebSockets.js could not load its native binary for this Node/platform and fell back to a JS shim; ' +
-        'refusing to start. Use Node 20 on linux x64 glibc, or set RELAY_ALLOW_UWS_FALLBACK=true to run slowly anyway.',
-    );
-  }
+  // Throws UwsUnavailableError, naming the platform matrix, where there is no native binary.
+  const uWS = loadUws().uws;
   const app: TemplatedApp = uWS.App();
   const handlers = new Map<UwsConnection, SocketHandlers>();
 
@@ -62,7 +52,7 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
     maxPayloadLength: options.hardMaxPayloadBytes,
     maxBackpressure: options.maxBackpressureBytes,
     // Publishing past the limit must never skip a socket silently: a skipped frame is a gap.
-    closeOnBackpressureLimit: 1,
+    closeOnBackpressureLimit: true,
     idleTimeout: options.idleTimeoutSeconds,
     sendPingsAutomatically: true,
     open: (ws) => {
