@@ -6,6 +6,7 @@ import { groupIndexes } from './groupIndexes.js';
 import { guardHandler } from './guardHandler.js';
 import { IoredisNodeSubscriber } from './IoredisNodeSubscriber.js';
 import type { KeyRead, NotifyReads } from './NotifyRedis.js';
+import type { LiveMessage } from './parseLiveMessage.js';
 import { parseXread } from './parseReplies.js';
 import { pipelineByNode } from './pipelineByNode.js';
 import type { KeyedCall, PipelineReplies } from './pipelineByNode.js';
@@ -38,6 +39,7 @@ const PREFIX = '__keyspace@0__:';
  */
 export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   private readonly listeners: Array<(key: StreamName, event: string) => void> = [];
+  private readonly liveListeners: Array<(key: StreamName, message: LiveMessage | null) => void> = [];
   private readonly subscribers = new Set<Redis>();
   /** Nodes whose abandoned read is still unanswered (pipelineByNode's NodeDeadline). */
   private readonly stalled = new Set<string>();
@@ -66,6 +68,10 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
 
   onEvent(listener: (key: StreamName, event: string) => void): void {
     this.listeners.push(listener);
+  }
+
+  onLive(listener: (key: StreamName, message: LiveMessage | null) => void): void {
+    this.liveListeners.push(listener);
   }
 
   onReadClose(listener: () => void): void {
@@ -100,14 +106,18 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
     const connection = this.options.connect(node);
     this.subscribers.add(connection);
     connection.once('end', () => this.subscribers.delete(connection));
-    return new IoredisNodeSubscriber(
-      connection,
-      PREFIX,
-      (key, event) => {
+    return new IoredisNodeSubscriber(connection, PREFIX, {
+      onEvent: (key, event) => {
         for (const listener of this.listeners) listener(key, event);
       },
-      this.options.onHandlerError,
-    );
+      onLive: (key, message) => {
+        for (const listener of this.liveListeners) listener(key, message);
+      },
+      // The slot map is stale: fetch it now rather than at the next periodic refresh, so the
+      // channels follow the slot at once (ClusterChannels, on the refresh event).
+      onMoved: () => this.options.reader.refreshSlotsCache(),
+      onHandlerError: this.options.onHandlerError,
+    });
   }
 
   /** One XREAD per group of positions (all of one slot), pipelined per node; results in `reads` order. */
