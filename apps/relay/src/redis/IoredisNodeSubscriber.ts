@@ -48,17 +48,32 @@ export class IoredisNodeSubscriber implements NodeSubscriber {
     return this.connection.status === 'ready';
   }
 
+  /**
+   * The live channels first, then the keyspace channels: a live channel refused (MOVED: its slot
+   * left this node) fails the batch with nothing of it left subscribed, so the channels held stay
+   * what the caller was told.
+   */
   async subscribe(keys: readonly StreamName[]): Promise<void> {
-    await Promise.all([
-      this.connection.subscribe(...keys.map((k) => this.prefix + k)),
-      ...liveChannels(keys).map((c) => this.connection.ssubscribe(c)),
-    ]);
+    const live = liveChannels(keys);
+    const answers = await Promise.allSettled(live.map((c) => this.connection.ssubscribe(c)));
+    const refused = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (refused !== undefined) {
+      const held = live.filter((_, i) => answers[i]?.status === 'fulfilled');
+      await Promise.allSettled(held.map((c) => this.connection.sunsubscribe(c)));
+      throw refused.reason;
+    }
+    await this.connection.subscribe(...keys.map((k) => this.prefix + k));
   }
 
+  /** A live channel whose slot left this node is held here no more (the node dropped it): MOVED is its success. */
   async unsubscribe(keys: readonly StreamName[]): Promise<void> {
     await Promise.all([
       this.connection.unsubscribe(...keys.map((k) => this.prefix + k)),
-      ...liveChannels(keys).map((c) => this.connection.sunsubscribe(c)),
+      ...liveChannels(keys).map((c) =>
+        this.connection.sunsubscribe(c).catch((error: unknown) => {
+          if (!(error instanceof Error && error.message.startsWith('MOVED '))) throw error;
+        }),
+      ),
     ]);
   }
 

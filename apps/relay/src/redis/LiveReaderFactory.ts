@@ -14,6 +14,7 @@ import { nodeSubscriberOptions } from './nodeSubscriberOptions.js';
 import { NotifyReader } from './NotifyReader.js';
 import { NodeDeadlineError } from './pipelineByNode.js';
 import type { NotifyReaderOptions } from './NotifyReader.js';
+import { LiveMessageError } from './parseLiveMessage.js';
 import { parseInteger } from './parseReplies.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
 import type { RedisSourceOptions } from './RedisStreamSource.js';
@@ -155,8 +156,13 @@ export class LiveReaderFactory {
       onEntries: (stream, entries) => source.listener.entries(stream, entries),
       onWrongType: this.options.dropWrongTypes,
       onSuspect: this.options.suspect,
-      // A cluster node past its read deadline is counted apart from reply errors: slow, not wrong.
-      onError: (error) => source.onError(error instanceof NodeDeadlineError ? 'xread_deadline' : 'xread', error),
+      // A cluster node past its read deadline is counted apart from reply errors: slow, not wrong;
+      // a live message that does not parse apart from both: a producer's bug.
+      onError: (error) =>
+        source.onError(
+          error instanceof NodeDeadlineError ? 'xread_deadline' : error instanceof LiveMessageError ? 'live_message' : 'xread',
+          error,
+        ),
       onRead: () => source.onRead('xread'),
     } satisfies Partial<NotifyReaderOptions>;
   }

@@ -6,6 +6,7 @@ import type { LiveReader } from './LiveReader.js';
 import type { KeyspaceChannels, KeyspaceChannelsFactory } from './KeyspaceChannels.js';
 import { keyspaceEventKind } from './keyspaceEventKind.js';
 import type { NotifyReads, NotifyRedis } from './NotifyRedis.js';
+import { LiveMessageError } from './parseLiveMessage.js';
 import type { LiveMessage } from './parseLiveMessage.js';
 import { isWrongType, toError } from './redisFailure.js';
 import { RetryLater } from './RetryLater.js';
@@ -200,7 +201,7 @@ export class NotifyReader implements LiveReader {
     if (waiting > 1) this.awaiting.set(key, waiting - 1);
     else this.awaiting.delete(key);
     if (message === null) {
-      this.options.onError(new Error(`live message on ${key} does not parse: read from the stream instead`));
+      this.options.onError(new LiveMessageError(`live message on ${key} does not parse: read from the stream instead`));
       this.markDirty(key, true);
       return;
     }

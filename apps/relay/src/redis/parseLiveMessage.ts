@@ -10,6 +10,11 @@ export interface LiveMessage {
   readonly entry: StreamEntry;
 }
 
+/** A live message that does not parse: the key is read from the stream instead. */
+export class LiveMessageError extends Error {
+  override readonly name = 'LiveMessageError';
+}
+
 const SPACE = 0x20;
 
 /**
