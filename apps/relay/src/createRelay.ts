@@ -66,17 +66,14 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   const sources: RedisStreamSource[] = [];
   const readModes = new Map<string, RelayReadModeState>();
   for (const target of config.RELAY_REDIS_ALLOWLIST) {
-    let hub: StreamHub | null = null;
     readModes.set(target, 'pending');
-    const source = openTargetSource(config, target, metrics, log, {
-      entries: (stream, entries) => hub?.listener.entries(stream, entries),
-      failed: (stream, error) => hub?.listener.failed(stream, error),
-      reset: (stream) => hub?.listener.reset(stream),
-      onReadMode: (mode) => readModes.set(target, mode),
-    });
-    sources.push(source);
-    hub = new StreamHub({
-      source,
+    const hub = new StreamHub({
+      // The source delivers to the hub's own listener: no holder between them.
+      source: (listener) => {
+        const source = openTargetSource(config, target, metrics, log, listener, (mode) => readModes.set(target, mode));
+        sources.push(source);
+        return source;
+      },
       publisher: topicPublisher,
       metrics: metrics.hub,
       topicPrefix: `${hubs.size}|`,
