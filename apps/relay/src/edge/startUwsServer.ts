@@ -27,6 +27,37 @@ export interface UwsServerOptions {
   readonly allowFallback: boolean;
   readonly onOpen: (conn: UwsConnection) => SocketHandlers;
   readonly http: Record<string, () => HttpAnswer | Promise<HttpAnswer>>;
+  /** The app to serve (createUwsApp), when its publisher was needed before it listens; default a new one. */
+  readonly app?: UwsApp;
+}
+
+/** A uWS app not listening yet: its publisher works from the start (a topic nobody holds has no subscribers). */
+export interface UwsApp {
+  readonly publisher: TopicPublisher;
+  /** @internal The uWS app itself, for startUwsServer. */
+  readonly app: TemplatedApp;
+}
+
+/** A uWS app whose publisher the hubs can hold before the server listens (startUwsServer with `app`). */
+export function createUwsApp(allowFallback: boolean): UwsApp {
+  refuseFallback(allowFallback);
+  const app: TemplatedApp = uWS.App();
+  return {
+    app,
+    publisher: {
+      publish: (topic, frame) => void app.publish(topic, frame, false),
+      subscriberCount: (topic) => app.numSubscribers(topic),
+    },
+  };
+}
+
+function refuseFallback(allowFallback: boolean): void {
+  if (!uwsIsNative() && !allowFallback) {
+    throw new Error(
+      'uWebSockets.js could not load its native binary for this Node/platform and fell back to a JS shim; ' +
+        'refusing to start. Use Node 20 on linux x64 glibc, or set RELAY_ALLOW_UWS_FALLBACK=true to run slowly anyway.',
+    );
+  }
 }
 
 export interface UwsServer {
@@ -49,13 +80,7 @@ export function uwsIsNative(): boolean {
  * TopicPublisher and plain HTTP answers.
  */
 export async function startUwsServer(options: UwsServerOptions): Promise<UwsServer> {
-  if (!uwsIsNative() && !options.allowFallback) {
-    throw new Error(
-      'uWebSockets.js could not load its native binary for this Node/platform and fell back to a JS shim; ' +
-        'refusing to start. Use Node 20 on linux x64 glibc, or set RELAY_ALLOW_UWS_FALLBACK=true to run slowly anyway.',
-    );
-  }
-  const app: TemplatedApp = uWS.App();
+  const { app, publisher } = options.app ?? createUwsApp(options.allowFallback);
   const handlers = new Map<UwsConnection, SocketHandlers>();
 
   app.ws<SocketData>('/v1/ws', {
@@ -121,10 +146,7 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
 
   return {
     port,
-    publisher: {
-      publish: (topic, frame) => void app.publish(topic, frame, false),
-      subscriberCount: (topic) => app.numSubscribers(topic),
-    },
+    publisher,
     stopListening,
     close: (code, reason) => {
       stopListening();
