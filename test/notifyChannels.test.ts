@@ -4,6 +4,7 @@ import { RelayClient } from '@streamgate/client';
 import type { Subscription } from '@streamgate/client';
 import { waitFor } from '@streamgate/testkit';
 import { createPublisher } from '@streamgate/server';
+import { liveChannel } from '@streamgate/redis';
 import { demoStream } from '@streamgate/auth';
 import type { DemoEvent } from '@streamgate/auth';
 import { metricValue, useFleet } from './support/startFleet.js';
@@ -19,8 +20,8 @@ const getFleet = useFleet({
 const STREAMS = 10_000;
 const PER_SOCKET = 500;
 
-describe('keyspace channels follow the watched set', () => {
-  it('holds one channel per watched stream at 10,000 streams, and drops them as clients leave and linger ends', async () => {
+describe('keyspace and live channels follow the watched set', () => {
+  it('holds a keyspace and a live channel per watched stream at 10,000 streams, and drops them as clients leave and linger ends', async () => {
     const fleet = getFleet();
     const relay = fleet.relays[0]!;
     const admin = fleet.redis.client();
@@ -32,6 +33,9 @@ describe('keyspace channels follow the watched set', () => {
     const clients: RelayClient[] = [];
     const subs: Array<Subscription<DemoEvent>> = [];
     const received = new Map<string, number>();
+    // Exactly the watched streams' live channels, no more and no fewer.
+    const liveChannels = async (): Promise<string[]> => ((await admin.call('PUBSUB', 'CHANNELS', 'streamgate@0:*')) as string[]).sort();
+    const liveOf = (watched: readonly string[]): string[] => watched.map((n) => liveChannel(demoStream.for(n).name, 0) ?? '').sort();
     for (let i = 0; i < STREAMS; i++) {
       if (i % PER_SOCKET === 0) clients.push(new RelayClient({ urls: [relay.url], WebSocket, backoff: { baseMs: 50, maxMs: 1_000 } }));
       const name = names[i]!;
@@ -47,7 +51,8 @@ describe('keyspace channels follow the watched set', () => {
         timeoutMs: 60_000,
         message: `not every subscription went live (${subs.filter((s) => s.state === 'live').length}/${STREAMS})`,
       });
-      await waitFor(async () => (await channels()) === STREAMS, { timeoutMs: 10_000, message: 'channels never reached 10,000' });
+      await waitFor(async () => (await channels()) === 2 * STREAMS, { timeoutMs: 10_000, message: 'channels never reached 2 × 10,000' });
+      expect(await liveChannels()).toEqual(liveOf(names));
       const sample = (await admin.call('PUBSUB', 'NUMSUB', `__keyspace@0__:${demoStream.for('chan-17').name}`)) as unknown[];
       expect(sample[1]).toBe(1);
 
@@ -59,19 +64,23 @@ describe('keyspace channels follow the watched set', () => {
 
       // Half the sockets leave: after the linger their streams' channels are gone, the others stay.
       for (const c of clients.splice(0, clients.length / 2)) c.close();
-      await waitFor(async () => (await channels()) === STREAMS / 2, {
+      await waitFor(async () => (await channels()) === STREAMS, {
         timeoutMs: LINGER_MS + 10_000,
         message: 'channels did not follow the clients that left',
       });
+      expect(await liveChannels()).toEqual(liveOf(names.slice(STREAMS / 2)));
       expect(metricValue(await relay.metrics(), 'streamgate_relay_streams')).toBe(STREAMS / 2);
       const gone = (await admin.call('PUBSUB', 'NUMSUB', `__keyspace@0__:${demoStream.for('chan-17').name}`)) as unknown[];
       expect(gone[1]).toBe(0);
+      const goneLive = (await admin.call('PUBSUB', 'NUMSUB', liveChannel(demoStream.for('chan-17').name, 0) ?? '')) as unknown[];
+      expect(goneLive[1]).toBe(0);
 
       for (const c of clients.splice(0)) c.close();
       await waitFor(async () => (await channels()) === 0, {
         timeoutMs: LINGER_MS + 10_000,
         message: 'channels leaked after every client left',
       });
+      expect(await liveChannels()).toEqual([]);
     } finally {
       for (const c of clients) c.close();
     }

@@ -7,11 +7,10 @@ import { RelayMetrics } from './RelayMetrics.js';
 import { Session } from './Session.js';
 import { TokenVerifier } from './auth/TokenVerifier.js';
 import { createKeySource } from './auth/createKeySource.js';
-import type { TopicPublisher } from './core/Connection.js';
 import { StreamHub } from './core/StreamHub.js';
 import { startDemandReporter } from './demand/startDemandReporter.js';
 import { watchTargets } from './watchTargets.js';
-import { startUwsServer } from './edge/startUwsServer.js';
+import { createUwsApp, startUwsServer } from './edge/startUwsServer.js';
 import type { SocketHandlers } from './edge/startUwsServer.js';
 import { AdmissionControl } from './limits/AdmissionControl.js';
 import { SlowConsumerGuard } from './limits/SlowConsumerGuard.js';
@@ -55,29 +54,22 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     redisAllowlist: config.RELAY_REDIS_ALLOWLIST,
   });
 
-  // The publisher exists once the server listens; hubs are built before, so route through a holder.
-  let publisher: TopicPublisher | null = null;
-  const topicPublisher: TopicPublisher = {
-    publish: (topic, frame) => publisher?.publish(topic, frame),
-    subscriberCount: (topic) => publisher?.subscriberCount(topic) ?? 0,
-  };
+  // The app exists before it listens, so the hubs hold its publisher itself.
+  const app = createUwsApp();
 
   const hubs = new Map<string, StreamHub>();
   const sources: RedisStreamSource[] = [];
   const readModes = new Map<string, RelayReadModeState>();
   for (const target of config.RELAY_REDIS_ALLOWLIST) {
-    let hub: StreamHub | null = null;
     readModes.set(target, 'pending');
-    const source = openTargetSource(config, target, metrics, log, {
-      entries: (stream, entries) => hub?.listener.entries(stream, entries),
-      failed: (stream, error) => hub?.listener.failed(stream, error),
-      reset: (stream) => hub?.listener.reset(stream),
-      onReadMode: (mode) => readModes.set(target, mode),
-    });
-    sources.push(source);
-    hub = new StreamHub({
-      source,
-      publisher: topicPublisher,
+    const hub = new StreamHub({
+      // The source delivers to the hub's own listener: no holder between them.
+      source: (listener) => {
+        const source = openTargetSource(config, target, metrics, log, listener, (mode) => readModes.set(target, mode));
+        sources.push(source);
+        return source;
+      },
+      publisher: app.publisher,
       metrics: metrics.hub,
       topicPrefix: `${hubs.size}|`,
       catchUpPageSize: config.RELAY_CATCHUP_PAGE_SIZE,
@@ -119,6 +111,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   const isReady = (): boolean => !drainer.draining && keys.loaded() && targets.anyHealthy();
   const demand = startDemandReporter(config, hubs, log);
   const server = await startUwsServer({
+    app,
     host: config.RELAY_HOST,
     port: config.RELAY_PORT,
     hardMaxPayloadBytes: config.RELAY_MAX_FRAME_BYTES * 4,
@@ -177,7 +170,6 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       },
     },
   });
-  publisher = server.publisher;
   const ops =
     config.RELAY_OPS_REDIS_URL === undefined
       ? null

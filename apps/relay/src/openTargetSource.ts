@@ -6,18 +6,18 @@ import type { ReadMode } from './redis/LiveReader.js';
 import { RedisStreamSource } from './redis/RedisStreamSource.js';
 import type { RelayMetrics } from './RelayMetrics.js';
 
-export interface TargetSourceHooks extends SourceListener {
-  /** The read mode in force was chosen or changed (after it is logged and gauged). */
-  readonly onReadMode: (mode: ReadMode) => void;
-}
-
-/** One allowlisted target's RedisStreamSource, its errors, reads and modes logged and counted. */
+/**
+ * One allowlisted target's RedisStreamSource, delivering to `listener` (its hub's, handed on
+ * as it is), its errors, reads and modes logged and counted; `onReadMode` hears the mode in
+ * force once it is logged and gauged.
+ */
 export function openTargetSource(
   config: RelayConfig,
   target: string,
   metrics: RelayMetrics,
   log: Logger,
-  hooks: TargetSourceHooks,
+  listener: SourceListener,
+  onReadMode: (mode: ReadMode) => void,
 ): RedisStreamSource {
   if (parseRedisTarget(target)?.kind === 'cluster') metrics.clusterNodesWithoutNotify.set({ target }, 0);
   return new RedisStreamSource({
@@ -28,11 +28,7 @@ export function openTargetSource(
     readCount: config.RELAY_XREAD_COUNT,
     maxStreamsPerReader: config.RELAY_MAX_STREAMS_PER_READER,
     connectionName: `streamgate-relay:${config.RELAY_NODE_ID}`,
-    listener: {
-      entries: (stream, entries) => hooks.entries(stream, entries),
-      failed: (stream, error) => hooks.failed(stream, error),
-      reset: (stream) => hooks.reset(stream),
-    },
+    listener,
     onError: (operation, error) => {
       metrics.redisErrors.inc({ operation });
       log.warn({ err: error, operation, target }, 'redis error');
@@ -55,7 +51,7 @@ export function openTargetSource(
           ? 'live reads woken by keyspace notifications'
           : 'live reads by batched blocking XREAD (the server does not notify for stream keys: notify-keyspace-events lacks K and t)',
       );
-      hooks.onReadMode(mode);
+      onReadMode(mode);
     },
     onNodesWithoutNotify: (nodes) => {
       metrics.clusterNodesWithoutNotify.set({ target }, nodes.length);

@@ -7,3 +7,4 @@ export type { NodeOptions, OpenRedisOptions, RedisClient } from './openRedis.js'
 export { keySlot } from './keySlot.js';
 export { pipelineWithWait } from './pipelineWithWait.js';
 export type { ReplicaWait, ReplicatedReply } from './pipelineWithWait.js';
+export { hasLiveChannel, LIVE_PUBLISH_LUA, liveChannel, liveChannelPrefix, liveChannelStream, livePublishArgs } from './liveChannel.js';

@@ -103,13 +103,13 @@ describe('createPublisher on a Redis Cluster (3 primaries, 1 replica each)', () 
       const before = await admin.xlen(name);
       await admin.call('CLIENT', 'PAUSE', '10000', 'WRITE');
       const pending = publisher.publish(stream, { n: 1 });
-      // The XADD reached the node and is held there, unapplied, by the pause.
+      // The write (the live XADD script) reached the node and is held there, unapplied, by the pause.
       const blocked = await waitFor(
         async () => {
           const list = (await admin.call('CLIENT', 'LIST')) as string;
           return list
             .split('\n')
-            .find((line) => line.includes('name=pub-noresend') && line.includes('cmd=xadd') && / flags=\S*b/.test(line));
+            .find((line) => line.includes('name=pub-noresend') && / cmd=evalsha /.test(line) && / flags=\S*b/.test(line));
         },
         { timeoutMs: 5_000, message: 'the publisher’s XADD never blocked on the paused node' },
       );

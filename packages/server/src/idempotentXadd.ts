@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LIVE_PUBLISH_LUA, livePublishArgs } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
 import { z } from 'zod';
 
@@ -6,14 +7,19 @@ import { z } from 'zod';
  * The whole idempotent write in one script, so no crash, failover or concurrent retry can
  * separate the entry from the record that says it was written. The record is read first and the
  * XADD is the first write: if anything fails, nothing was written. Redis keeps a running script
- * writing once it has started, so the record always follows its entry.
- * KEYS: stream, record.  ARGV: MAXLEN (approximate), window in ms, entry data (JSON text).
+ * writing once it has started, so the record always follows its entry. Right after the XADD the
+ * entry is published on the stream's live channel with the id before it (LIVE_PUBLISH_LUA), so
+ * relays deliver it without reading the stream.
+ * KEYS: stream, record.  ARGV: MAXLEN (approximate), window in ms, entry data (JSON text),
+ * live channel ('' for none), PUBLISH or SPUBLISH.
  * Reply: {'written', id} or {'duplicate', id of the entry the key wrote first}.
  */
-export const IDEMPOTENT_XADD_SCRIPT = `
+export const IDEMPOTENT_XADD_SCRIPT = `${LIVE_PUBLISH_LUA}
 local seen = redis.call('GET', KEYS[2])
 if seen then return {'duplicate', seen} end
+local prev = live_prev(KEYS[1])
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'data', ARGV[3])
+live_publish(ARGV[4], ARGV[5], prev, id, ARGV[3])
 redis.call('SET', KEYS[2], id, 'PX', ARGV[2])
 return {'written', id}
 `;
@@ -36,9 +42,12 @@ export type IdempotentXaddReply = { ok: true; id: string; duplicate: boolean } |
 export const isNoScript = (error: unknown): boolean =>
   error instanceof Error && error.name === 'ReplyError' && error.message.startsWith('NOSCRIPT');
 
-/** The script's KEYS count and arguments, in EVAL/EVALSHA order after the script. */
-export function idempotentXaddArgs(request: IdempotentXaddRequest): [2, string, string, number, number, string] {
-  return [2, request.stream, request.record, request.maxLen, request.windowMs, request.data];
+/** The script's KEYS count and arguments, in EVAL/EVALSHA order after the script, for a write through `redis`. */
+export function idempotentXaddArgs(
+  redis: RedisClient,
+  request: IdempotentXaddRequest,
+): [2, string, string, number, number, string, string, string] {
+  return [2, request.stream, request.record, request.maxLen, request.windowMs, request.data, ...livePublishArgs(redis, request.stream)];
 }
 
 /** Reads the script's reply; anything but the two documented shapes is `ok: false`. */
@@ -56,7 +65,7 @@ export function parseIdempotentXaddReply(reply: unknown): IdempotentXaddReply {
  * script runs on the stream's node.
  */
 export async function idempotentXadd(redis: RedisClient, request: IdempotentXaddRequest): Promise<IdempotentXaddReply> {
-  const args = idempotentXaddArgs(request);
+  const args = idempotentXaddArgs(redis, request);
   let reply: unknown;
   try {
     reply = await redis.evalsha(IDEMPOTENT_XADD_SHA, ...args);

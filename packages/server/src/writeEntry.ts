@@ -9,8 +9,12 @@ import {
   parseIdempotentXaddReply,
 } from './idempotentXadd.js';
 import type { IdempotentXaddRequest } from './idempotentXadd.js';
+import { LIVE_XADD_SCRIPT, LIVE_XADD_SHA, liveXadd, liveXaddArgs } from './liveXadd.js';
 
-/** One entry to append: a plain XADD, or the idempotent script (stream and record key in one slot). */
+/**
+ * One entry to append: the live XADD script (liveXadd), or the idempotent one (stream and record
+ * key in one slot). Either publishes the entry on the stream's live channel as it writes it.
+ */
 export type EntryWrite =
   { kind: 'xadd'; stream: string; maxLen: number; data: string } | { kind: 'idempotent'; request: IdempotentXaddRequest };
 
@@ -28,12 +32,17 @@ export type WriteOutcome =
 export async function writeEntry(client: RedisClient, write: EntryWrite, wait: ReplicaWait | undefined): Promise<WriteOutcome> {
   if (wait === undefined) {
     if (write.kind === 'idempotent') return idempotentXadd(client, write.request);
-    const id = await client.xadd(write.stream, 'MAXLEN', '~', write.maxLen, '*', 'data', write.data);
-    return id === null ? { ok: false, reply: null } : { ok: true, id, duplicate: false };
+    const reply = await liveXadd(client, write);
+    return typeof reply === 'string' ? { ok: true, id: reply, duplicate: false } : { ok: false, reply };
   }
-  const { reply, replicas, waitError } = await pipelineWithWait(client, (pipeline, useEval) => addWrite(pipeline, write, useEval), wait, {
-    scriptFallback: write.kind === 'idempotent',
-  });
+  const { reply, replicas, waitError } = await pipelineWithWait(
+    client,
+    (pipeline, useEval) => addWrite(client, pipeline, write, useEval),
+    wait,
+    {
+      scriptFallback: true,
+    },
+  );
   const outcome: WriteOutcome =
     write.kind === 'idempotent'
       ? parseIdempotentXaddReply(reply)
@@ -44,12 +53,14 @@ export async function writeEntry(client: RedisClient, write: EntryWrite, wait: R
   return waitError === undefined ? { ...outcome, replicas } : { ...outcome, replicas, waitError };
 }
 
-function addWrite(pipeline: ChainableCommander, write: EntryWrite, useEval: boolean): void {
+function addWrite(client: RedisClient, pipeline: ChainableCommander, write: EntryWrite, useEval: boolean): void {
   if (write.kind === 'xadd') {
-    pipeline.xadd(write.stream, 'MAXLEN', '~', write.maxLen, '*', 'data', write.data);
+    const args = liveXaddArgs(client, write);
+    if (useEval) pipeline.eval(LIVE_XADD_SCRIPT, ...args);
+    else pipeline.evalsha(LIVE_XADD_SHA, ...args);
     return;
   }
-  const args = idempotentXaddArgs(write.request);
+  const args = idempotentXaddArgs(client, write.request);
   if (useEval) pipeline.eval(IDEMPOTENT_XADD_SCRIPT, ...args);
   else pipeline.evalsha(IDEMPOTENT_XADD_SHA, ...args);
 }

@@ -12,7 +12,8 @@ import type { RecoveryDecision } from './classifyRecovery.js';
 import { subscribedFrameText } from './serverFrames.js';
 
 export interface StreamHubOptions {
-  readonly source: StreamSource;
+  /** The source, or what opens it on the hub's listener (so neither is built before the other exists). */
+  readonly source: StreamSource | ((listener: SourceListener) => StreamSource);
   readonly publisher: TopicPublisher;
   readonly metrics: HubMetrics;
   /** Makes topics unique across Redis targets on one pod. */
@@ -35,7 +36,11 @@ export class StreamHub {
   /** Set while the target is held unavailable (TargetHealthWatch): every subscribe is refused with it. */
   private unavailable: RelayError | null = null;
 
-  constructor(private readonly options: StreamHubOptions) {}
+  private readonly source: StreamSource;
+
+  constructor(private readonly options: StreamHubOptions) {
+    this.source = typeof options.source === 'function' ? options.source(this.listener) : options.source;
+  }
 
   /** The listener to hand to the source. */
   readonly listener: SourceListener = {
@@ -72,7 +77,7 @@ export class StreamHub {
   }
 
   get healthy(): boolean {
-    return this.options.source.healthy;
+    return this.source.healthy;
   }
 
   /** False from markUnavailable to markAvailable. */
@@ -156,7 +161,7 @@ export class StreamHub {
   async close(): Promise<void> {
     for (const channel of this.channels.values()) channel.stop();
     this.channels.clear();
-    await this.options.source.close();
+    await this.source.close();
   }
 
   private async start(channel: StreamChannel, sub: HubSubscriber, from: StreamId | undefined): Promise<StartResult> {
@@ -179,7 +184,7 @@ export class StreamHub {
     // which is right whatever the incarnation.
     for (let read = 0; read < MAX_DECISION_READS; read++) {
       const incarnation = channel.incarnation;
-      const inspected = await this.options.source.inspect(sub.stream, from);
+      const inspected = await this.source.inspect(sub.stream, from);
       if (!inspected.ok) {
         this.options.metrics.sourceError('xinfo');
         return this.abandon(channel, sub, inspected.error.message);
@@ -219,7 +224,7 @@ export class StreamHub {
     if (channel === undefined) {
       const o = this.options;
       channel = new StreamChannel(stream, {
-        source: o.source,
+        source: this.source,
         publisher: o.publisher,
         metrics: o.metrics,
         topic: o.topicPrefix + stream,

@@ -26,6 +26,28 @@ export interface UwsServerOptions {
   readonly idleTimeoutSeconds: number;
   readonly onOpen: (conn: UwsConnection) => SocketHandlers;
   readonly http: Record<string, () => HttpAnswer | Promise<HttpAnswer>>;
+  /** The app to serve (createUwsApp), when its publisher was needed before it listens; default a new one. */
+  readonly app?: UwsApp;
+}
+
+/** A uWS app not listening yet: its publisher works from the start (a topic nobody holds has no subscribers). */
+export interface UwsApp {
+  readonly publisher: TopicPublisher;
+  /** @internal The uWS app itself, for startUwsServer. */
+  readonly app: TemplatedApp;
+}
+
+/** A uWS app whose publisher the hubs can hold before the server listens (startUwsServer with `app`). */
+export function createUwsApp(): UwsApp {
+  // Throws UwsUnavailableError, naming the platform matrix, where there is no native binary.
+  const app: TemplatedApp = loadUws().uws.App();
+  return {
+    app,
+    publisher: {
+      publish: (topic, frame) => void app.publish(topic, frame, false),
+      subscriberCount: (topic) => app.numSubscribers(topic),
+    },
+  };
 }
 
 export interface UwsServer {
@@ -43,9 +65,8 @@ export interface UwsServer {
  * TopicPublisher and plain HTTP answers.
  */
 export async function startUwsServer(options: UwsServerOptions): Promise<UwsServer> {
-  // Throws UwsUnavailableError, naming the platform matrix, where there is no native binary.
   const uWS = loadUws().uws;
-  const app: TemplatedApp = uWS.App();
+  const { app, publisher } = options.app ?? createUwsApp();
   const handlers = new Map<UwsConnection, SocketHandlers>();
 
   app.ws<SocketData>('/v1/ws', {
@@ -111,10 +132,7 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
 
   return {
     port,
-    publisher: {
-      publish: (topic, frame) => void app.publish(topic, frame, false),
-      subscriberCount: (topic) => app.numSubscribers(topic),
-    },
+    publisher,
     stopListening,
     close: (code, reason) => {
       stopListening();

@@ -6,6 +6,7 @@ import { groupIndexes } from './groupIndexes.js';
 import { guardHandler } from './guardHandler.js';
 import { IoredisNodeSubscriber } from './IoredisNodeSubscriber.js';
 import type { KeyRead, NotifyReads } from './NotifyRedis.js';
+import type { LiveMessage } from './parseLiveMessage.js';
 import { parseXread } from './parseReplies.js';
 import { pipelineByNode } from './pipelineByNode.js';
 import type { KeyedCall, PipelineReplies } from './pipelineByNode.js';
@@ -30,6 +31,12 @@ export interface IoredisClusterNotifyOptions {
 
 /** A Redis Cluster has only database 0, and so one keyspace channel prefix. */
 const PREFIX = '__keyspace@0__:';
+/**
+ * While a primary's pub/sub connection is down the slot map is fetched this often: a replica
+ * promoted in its place is found, and its channels subscribed, this soon after it takes writes,
+ * rather than at the periodic refresh.
+ */
+export const DOWN_REFRESH_MS = 150;
 
 /**
  * NotifyReads and ClusterPubSub over ioredis on a Redis Cluster. A grouped read is one
@@ -38,9 +45,12 @@ const PREFIX = '__keyspace@0__:';
  */
 export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
   private readonly listeners: Array<(key: StreamName, event: string) => void> = [];
+  private readonly liveListeners: Array<(key: StreamName, message: LiveMessage | null) => void> = [];
   private readonly subscribers = new Set<Redis>();
   /** Nodes whose abandoned read is still unanswered (pipelineByNode's NodeDeadline). */
   private readonly stalled = new Set<string>();
+  private downRefresh: NodeJS.Timeout | null = null;
+  private closed = false;
 
   constructor(private readonly options: IoredisClusterNotifyOptions) {}
 
@@ -68,11 +78,17 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
     this.listeners.push(listener);
   }
 
+  onLive(listener: (key: StreamName, message: LiveMessage | null) => void): void {
+    this.liveListeners.push(listener);
+  }
+
   onReadClose(listener: () => void): void {
     this.options.reader.on('close', guardHandler(listener, this.options.onHandlerError));
   }
 
   disconnect(): void {
+    this.closed = true;
+    if (this.downRefresh !== null) clearTimeout(this.downRefresh);
     this.options.reader.disconnect();
     for (const subscriber of this.subscribers) subscriber.disconnect();
     this.subscribers.clear();
@@ -100,14 +116,40 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
     const connection = this.options.connect(node);
     this.subscribers.add(connection);
     connection.once('end', () => this.subscribers.delete(connection));
-    return new IoredisNodeSubscriber(
-      connection,
-      PREFIX,
-      (key, event) => {
+    connection.on(
+      'close',
+      guardHandler(() => this.refreshWhileDown(), this.options.onHandlerError),
+    );
+    return new IoredisNodeSubscriber(connection, PREFIX, {
+      onEvent: (key, event) => {
         for (const listener of this.listeners) listener(key, event);
       },
-      this.options.onHandlerError,
-    );
+      onLive: (key, message) => {
+        for (const listener of this.liveListeners) listener(key, message);
+      },
+      // The slot map is stale: fetch it now rather than at the next periodic refresh, so the
+      // channels follow the slot at once (ClusterChannels, on the refresh event).
+      onMoved: () => this.options.reader.refreshSlotsCache(),
+      onHandlerError: this.options.onHandlerError,
+    });
+  }
+
+  /**
+   * A primary's connection was lost: it may be failing over. Until every primary's connection is
+   * up again (or the lost one is out of the slot map, and its connection closed), the slot map is
+   * fetched every DOWN_REFRESH_MS; ClusterChannels follows each refresh.
+   */
+  private refreshWhileDown(): void {
+    if (this.downRefresh !== null || this.closed) return;
+    const tick = (): void => {
+      this.downRefresh = null;
+      if (this.closed || [...this.subscribers].every((s) => s.status === 'ready')) return;
+      this.options.reader.refreshSlotsCache();
+      this.downRefresh = setTimeout(tick, DOWN_REFRESH_MS);
+      this.downRefresh.unref();
+    };
+    this.downRefresh = setTimeout(tick, DOWN_REFRESH_MS);
+    this.downRefresh.unref();
   }
 
   /** One XREAD per group of positions (all of one slot), pipelined per node; results in `reads` order. */

@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
+import { liveChannel, liveChannelStream } from '@streamgate/redis';
 import type { KeyRead, NotifyRedis } from './NotifyRedis.js';
+import { parseLiveMessage } from './parseLiveMessage.js';
+import type { LiveMessage } from './parseLiveMessage.js';
 import { parseXread } from './parseReplies.js';
 import { toError } from './redisFailure.js';
 
@@ -14,12 +17,28 @@ export interface IoredisNotifyOptions {
   readonly count: number;
 }
 
-/** NotifyRedis over two ioredis connections. */
+/** NotifyRedis over two ioredis connections; the pub/sub one holds each key's keyspace and live channels. */
 export class IoredisNotifyRedis implements NotifyRedis {
   private readonly prefix: string;
+  private readonly eventListeners: Array<(key: StreamName, event: string) => void> = [];
+  private readonly liveListeners: Array<(key: StreamName, message: LiveMessage | null) => void> = [];
 
   constructor(private readonly options: IoredisNotifyOptions) {
     this.prefix = `__keyspace@${options.db}__:`;
+    // As bytes: a live message's data is checked to be UTF-8 before it is decoded (parseLiveMessage).
+    options.subscriber.on('messageBuffer', (rawChannel: Buffer, message: Buffer) => {
+      const channel = rawChannel.toString();
+      if (channel.startsWith(this.prefix)) {
+        const key = channel.slice(this.prefix.length);
+        const event = message.toString();
+        for (const listener of this.eventListeners) listener(key, event);
+        return;
+      }
+      const key = liveChannelStream(channel, options.db);
+      if (key === null) return;
+      const live = parseLiveMessage(message);
+      for (const listener of this.liveListeners) listener(key, live);
+    });
   }
 
   readonly connectionCount = 2;
@@ -61,17 +80,30 @@ export class IoredisNotifyRedis implements NotifyRedis {
   }
 
   async subscribe(keys: readonly StreamName[]): Promise<void> {
-    await this.options.subscriber.subscribe(...keys.map((k) => this.prefix + k));
+    await this.options.subscriber.subscribe(...this.channels(keys));
   }
 
   async unsubscribe(keys: readonly StreamName[]): Promise<void> {
-    await this.options.subscriber.unsubscribe(...keys.map((k) => this.prefix + k));
+    await this.options.subscriber.unsubscribe(...this.channels(keys));
+  }
+
+  /** Each key's keyspace channel and, when it has one, its live channel. */
+  private channels(keys: readonly StreamName[]): string[] {
+    const channels: string[] = [];
+    for (const key of keys) {
+      channels.push(this.prefix + key);
+      const live = liveChannel(key, this.options.db);
+      if (live !== null) channels.push(live);
+    }
+    return channels;
   }
 
   onEvent(listener: (key: StreamName, event: string) => void): void {
-    this.options.subscriber.on('message', (channel: string, message: string) => {
-      if (channel.startsWith(this.prefix)) listener(channel.slice(this.prefix.length), message);
-    });
+    this.eventListeners.push(listener);
+  }
+
+  onLive(listener: (key: StreamName, message: LiveMessage | null) => void): void {
+    this.liveListeners.push(listener);
   }
 
   onSubscriberReady(listener: () => void): void {

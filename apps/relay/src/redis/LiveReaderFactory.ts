@@ -1,29 +1,29 @@
-import { Redis } from 'ioredis';
-import type { Cluster, ClusterOptions } from 'ioredis';
-import { parseRedisTarget } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
-import { isClusterClient, openRedis } from '@streamgate/redis';
-import type { NodeOptions, RedisClient } from '@streamgate/redis';
+import { isClusterClient } from '@streamgate/redis';
+import type { RedisClient } from '@streamgate/redis';
 import { BatchLiveReader } from './BatchLiveReader.js';
 import { ClusterChannels } from './ClusterChannels.js';
 import { IoredisClusterNotifyRedis } from './IoredisClusterNotifyRedis.js';
 import { IoredisNotifyRedis } from './IoredisNotifyRedis.js';
 import { IoredisReaderRedis } from './IoredisReaderRedis.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
-import { nodeSubscriberOptions } from './nodeSubscriberOptions.js';
 import { NotifyReader } from './NotifyReader.js';
 import { NodeDeadlineError } from './pipelineByNode.js';
 import type { NotifyReaderOptions } from './NotifyReader.js';
+import { LiveMessageError } from './parseLiveMessage.js';
 import { parseInteger } from './parseReplies.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
-import type { RedisSourceOptions } from './RedisStreamSource.js';
+import type { RedisSourceOptions } from './RedisSourceOptions.js';
+import type { TargetConnections } from './TargetConnections.js';
 import { toError } from './redisFailure.js';
 import { systemTimerClock } from './TimerClock.js';
 
 export interface LiveReaderFactoryOptions {
   readonly source: RedisSourceOptions;
+  /** Where the readers' connections are opened (the source's own are opened there too). */
+  readonly connections: TargetConnections;
   /** The source's command connection: CLIENT UNBLOCK for the batched readers. */
-  readonly command: () => RedisClient;
+  readonly command: RedisClient;
   readonly dropWrongTypes: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
   /** A hint that the key may hold a new incarnation: look at it now. */
   readonly suspect: (stream: StreamName) => void;
@@ -39,63 +39,22 @@ const CLUSTER_SLOTS_REFRESH_MS = 2_000;
  */
 export const CLUSTER_NODE_READ_DEADLINE_MS = 500;
 
-/** Opens the Redis connections of a source and builds its live readers over them. */
+/** Builds a source's live readers over connections opened by its TargetConnections. */
 export class LiveReaderFactory {
-  /** A Redis Cluster target: reads are notification-driven, per slot, over Cluster clients. */
-  readonly cluster: boolean;
-
-  constructor(private readonly options: LiveReaderFactoryOptions) {
-    this.cluster = parseRedisTarget(options.source.target)?.kind === 'cluster';
-  }
+  constructor(private readonly options: LiveReaderFactoryOptions) {}
 
   create(mode: ReadMode, positions: ReadonlyArray<readonly [StreamName, StreamId]>): LiveReader {
-    if (this.cluster) return this.clusterReader(positions);
+    if (this.options.connections.cluster) return this.clusterReader(positions);
     if (mode === 'notify') return this.notifyReader(positions);
     return new BatchLiveReader(this.options.source.maxStreamsPerReader, (index) => this.batchReader(index), positions);
-  }
-
-  /**
-   * A connection to the source's target: an ioredis Redis for an instance; for a Redis Cluster an
-   * ioredis Cluster (one connection per node it sends to, following MOVED/ASK and failovers).
-   * Reconnects back off with full jitter (openRedis), so a restarting Redis is not stampeded.
-   */
-  connect(role: string, node: NodeOptions, cluster: Omit<ClusterOptions, 'redisOptions'> = {}): RedisClient {
-    const source = this.options.source;
-    const client = openRedis(source.target, {
-      username: source.username,
-      password: source.password,
-      connectionName: `${source.connectionName}:${role}`,
-      node: { protocol: 2, ...(this.cluster ? {} : { lazyConnect: false }), ...node },
-      cluster,
-    });
-    this.observe(client, role);
-    return client;
-  }
-
-  private instance(role: string, node: NodeOptions): Redis {
-    const client = this.connect(role, node);
-    if (isClusterClient(client))
-      throw new Error(`${this.options.source.target}: a Redis Cluster has no single-instance ${role} connection`);
-    return client;
-  }
-
-  private observe(client: RedisClient, role: string): void {
-    const source = this.options.source;
-    client.on('error', (error: Error) => source.onError('connection', error));
-    if (isClusterClient(client)) client.on('node error', (error: Error) => source.onError('connection', error));
-    let wasReady = false;
-    client.on('ready', () => {
-      if (wasReady) source.onReconnect?.(role === 'cmd' ? 'command' : 'reader');
-      wasReady = true;
-    });
   }
 
   private notifyReader(positions: ReadonlyArray<readonly [StreamName, StreamId]>): NotifyReader {
     const source = this.options.source;
     // Channels are resubscribed by the reader, in bounded batches, and each key read once its
     // channel is back: ioredis's own resubscribe would send all of them in one command.
-    const subscriber = this.instance('notify', { autoResubscribe: false, maxRetriesPerRequest: null });
-    const reader = this.instance('nread', {
+    const subscriber = this.options.connections.instance('notify', { autoResubscribe: false, maxRetriesPerRequest: null });
+    const reader = this.options.connections.instance('nread', {
       maxRetriesPerRequest: null,
       autoResendUnfulfilledCommands: false,
       socketTimeout: READ_SOCKET_TIMEOUT_MS,
@@ -117,7 +76,7 @@ export class LiveReaderFactory {
    */
   private clusterReader(positions: ReadonlyArray<readonly [StreamName, StreamId]>): NotifyReader {
     const source = this.options.source;
-    const reader = this.connect(
+    const reader = this.options.connections.connect(
       'nread',
       // A non-blocking XREAD answers at once: a node silent this long is frozen or gone.
       { maxRetriesPerRequest: null, commandTimeout: READ_SOCKET_TIMEOUT_MS, socketTimeout: READ_SOCKET_TIMEOUT_MS },
@@ -133,7 +92,7 @@ export class LiveReaderFactory {
       onNodeError: () => undefined,
       nodeDeadlineMs: CLUSTER_NODE_READ_DEADLINE_MS,
       onHandlerError: (error) => source.onError('connection', error),
-      connect: (node) => this.nodeSubscriber(reader, node),
+      connect: (node) => this.options.connections.nodeSubscriber(reader, node),
     });
     return new NotifyReader(
       {
@@ -152,20 +111,19 @@ export class LiveReaderFactory {
       clock: systemTimerClock,
       count: source.readCount,
       sweepIntervalMs: source.notifySweepMs ?? 5_000,
-      onEntries: (stream, entries) => source.listener.entries(stream, entries),
+      // The hub's own method: an entry goes from the reader to the hub with nothing in between.
+      onEntries: source.listener.entries.bind(source.listener),
       onWrongType: this.options.dropWrongTypes,
       onSuspect: this.options.suspect,
-      // A cluster node past its read deadline is counted apart from reply errors: slow, not wrong.
-      onError: (error) => source.onError(error instanceof NodeDeadlineError ? 'xread_deadline' : 'xread', error),
+      // A cluster node past its read deadline is counted apart from reply errors: slow, not wrong;
+      // a live message that does not parse apart from both: a producer's bug.
+      onError: (error) =>
+        source.onError(
+          error instanceof NodeDeadlineError ? 'xread_deadline' : error instanceof LiveMessageError ? 'live_message' : 'xread',
+          error,
+        ),
       onRead: () => source.onRead('xread'),
     } satisfies Partial<NotifyReaderOptions>;
-  }
-
-  /** A plain pub/sub connection to one primary, with the cluster client's per-node options (nodeSubscriberOptions). */
-  private nodeSubscriber(reader: Cluster, node: string): Redis {
-    const subscriber = new Redis(nodeSubscriberOptions(reader.options.redisOptions, node, `${this.options.source.connectionName}:notify`));
-    this.observe(subscriber, 'notify');
-    return subscriber;
   }
 
   private batchReader(index: number): RedisBatchReader {
@@ -174,7 +132,7 @@ export class LiveReaderFactory {
     // explicit ids once it knows the new CLIENT ID. It answers within blockMs (nil on timeout), so
     // silence well past it means the socket is dead: without this a half-open reader waits for
     // TCP keepalive (many minutes) while the command connection, and readiness, look fine.
-    const connection = this.instance(`read${index}`, {
+    const connection = this.options.connections.instance(`read${index}`, {
       maxRetriesPerRequest: null,
       autoResendUnfulfilledCommands: false,
       socketTimeout: source.blockMs + Math.max(5_000, source.blockMs),
@@ -183,7 +141,7 @@ export class LiveReaderFactory {
       connection,
       unblock: async (clientId) => {
         try {
-          return parseInteger(await this.options.command().call('CLIENT', ['UNBLOCK', clientId, 'TIMEOUT']), 'client unblock') === 1;
+          return parseInteger(await this.options.command.call('CLIENT', ['UNBLOCK', clientId, 'TIMEOUT']), 'client unblock') === 1;
         } catch (thrown) {
           source.onError('unblock', toError(thrown));
           return false;
@@ -195,7 +153,7 @@ export class LiveReaderFactory {
     return new RedisBatchReader({
       redis,
       clock: systemTimerClock,
-      onEntries: (stream, entries) => source.listener.entries(stream, entries),
+      onEntries: source.listener.entries.bind(source.listener),
       onWrongType: this.options.dropWrongTypes,
       onError: (error) => source.onError('xread', error),
       onRead: () => source.onRead('xread'),

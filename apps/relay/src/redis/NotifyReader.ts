@@ -1,10 +1,13 @@
 import { backoffDelay, compareStreamIds, STREAM_START } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
+import { hasLiveChannel } from '@streamgate/redis';
 import type { StreamEntry } from '../core/StreamSource.js';
 import type { LiveReader } from './LiveReader.js';
 import type { KeyspaceChannels, KeyspaceChannelsFactory } from './KeyspaceChannels.js';
 import { keyspaceEventKind } from './keyspaceEventKind.js';
 import type { NotifyReads, NotifyRedis } from './NotifyRedis.js';
+import { LiveMessageError } from './parseLiveMessage.js';
+import type { LiveMessage } from './parseLiveMessage.js';
 import { isWrongType, toError } from './redisFailure.js';
 import { RetryLater } from './RetryLater.js';
 import { SubscriptionSync } from './SubscriptionSync.js';
@@ -40,13 +43,24 @@ const COALESCE_MS = 1;
 /**
  * Live reads woken by keyspace notifications: Redis is asked only about keys that changed, so
  * its cost per entry does not grow with the number of keys watched (a blocking XREAD naming
- * 10,000 keys costs Redis for every one of them on every read). A notification is only a hint:
+ * 10,000 keys costs Redis for every one of them on every read). An entry a writer published on
+ * the key's live channel (docs/protocol.md §11) costs no read at all: its `xadd` event is paired
+ * with the message that follows it on the same connection, and a message whose previous id is
+ * the key's cursor is delivered as it is; any other (a gap: a lost message, a foreign write in
+ * between, a reconnect) and an `xadd` no message answered read the key from its cursor. A
+ * notification or message is only a hint:
  * positions are the stream ids, every key is read once its SUBSCRIBE is confirmed (so an entry
  * written before the channel existed is not missed), after every pub/sub reconnect, and by a
  * sweep every `sweepIntervalMs`, which bounds the delay of an entry whose notification was lost.
  */
 export class NotifyReader implements LiveReader {
   private readonly cursors = new Map<StreamName, StreamId>();
+  /**
+   * `xadd` events not yet answered by a live message, per key: the message follows its event on
+   * the same connection, so what is left at the next round was a write nobody published (a
+   * foreign producer's) and is read.
+   */
+  private readonly awaiting = new Map<StreamName, number>();
   /** Keys to read in the next round. */
   private readonly dirty = new Set<StreamName>();
   /** Of those, the ones an `xadd` woke: one that reads nothing may have been recreated below its cursor. */
@@ -73,6 +87,7 @@ export class NotifyReader implements LiveReader {
       if (this.cursors.has(key)) this.markDirty(key, woken);
     });
     options.redis.onEvent((key, event) => this.event(key, event));
+    options.redis.onLive((key, message) => this.live(key, message));
     options.redis.onReadClose(() => this.abortRead?.(new Error('read connection closed during XREAD')));
     for (const [stream, after] of positions) this.watch(stream, after);
     void this.loop();
@@ -128,6 +143,7 @@ export class NotifyReader implements LiveReader {
     this.isolated.delete(stream);
     this.retry.delete(stream);
     this.woken.delete(stream);
+    this.awaiting.delete(stream);
     this.sync.changed(stream);
   }
 
@@ -164,7 +180,37 @@ export class NotifyReader implements LiveReader {
     const kind = keyspaceEventKind(event);
     if (!this.cursors.has(key) || kind === 'quiet') return;
     if (kind === 'suspect') this.options.onSuspect(key);
+    if (kind === 'written' && hasLiveChannel(key)) {
+      this.awaiting.set(key, (this.awaiting.get(key) ?? 0) + 1);
+      this.idleWake?.();
+      return;
+    }
     this.markDirty(key, kind === 'written');
+  }
+
+  /**
+   * A writer's message: delivered when it follows the cursor exactly (its previous id is the
+   * cursor, so a read from the cursor would return this entry alone), else the key is read. A
+   * message at or below the cursor was read already, or is a new incarnation's first write
+   * below it: the key's incarnation is looked at, as for a wake-up that reads nothing.
+   */
+  private live(key: StreamName, message: LiveMessage | null): void {
+    const cursor = this.cursors.get(key);
+    if (cursor === undefined) return;
+    const waiting = this.awaiting.get(key) ?? 0;
+    if (waiting > 1) this.awaiting.set(key, waiting - 1);
+    else this.awaiting.delete(key);
+    if (message === null) {
+      this.options.onError(new LiveMessageError(`live message on ${key} does not parse: read from the stream instead`));
+      this.markDirty(key, true);
+      return;
+    }
+    if (message.prev === cursor) {
+      this.deliver(key, cursor, [message.entry], false);
+      return;
+    }
+    if (compareStreamIds(message.entry.id, cursor) <= 0) this.options.onSuspect(key);
+    else this.markDirty(key, true);
   }
 
   private markDirty(key: StreamName, woken: boolean): void {
@@ -185,13 +231,16 @@ export class NotifyReader implements LiveReader {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      if (this.dirty.size === 0 && this.swept.size === 0 && this.isolated.size === 0) {
+      if (this.dirty.size === 0 && this.swept.size === 0 && this.isolated.size === 0 && this.awaiting.size === 0) {
         await new Promise<void>((resolve) => (this.idleWake = resolve));
         this.idleWake = null;
         continue;
       }
       await this.options.clock.sleep(COALESCE_MS);
       if (!this.running) return;
+      // Their messages would have come right behind them, in the same read of the socket.
+      for (const key of this.awaiting.keys()) this.markDirty(key, true);
+      this.awaiting.clear();
       if (!this.options.redis.readReady) {
         // Keys stay dirty; the reconnect is ioredis's.
         this.failures++;
@@ -249,8 +298,12 @@ export class NotifyReader implements LiveReader {
     const errors = new Set<Error>();
     reads.forEach(([key, sent], i) => {
       const result = results[i];
-      // Unwatched, or restarted, while the read was out: what came back is from a stale position.
-      if (result === undefined || this.cursors.get(key) !== sent) return;
+      // Unwatched, restarted, or moved on by a live message while the read was out: what came
+      // back is from a stale position. A key still watched is read again from where it is now.
+      if (result === undefined || this.cursors.get(key) !== sent) {
+        if (result !== undefined && this.cursors.has(key)) this.markDirty(key, false);
+        return;
+      }
       if (!result.ok) {
         if (!isWrongType(result.error)) unanswered.push([key, woken.has(key)]);
         else if (!isolating) this.isolate(key, woken.has(key));

@@ -1,5 +1,6 @@
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
+import type { LiveMessage } from './parseLiveMessage.js';
 
 /** One key's part of a pipelined read: its entries after the id, or the error Redis answered. */
 export type KeyRead = { readonly ok: true; readonly entries: StreamEntry[] } | { readonly ok: false; readonly error: Error };
@@ -23,6 +24,12 @@ export interface NotifyReads {
   readGrouped(reads: ReadonlyArray<readonly [StreamName, StreamId]>): Promise<KeyRead[]>;
   /** A keyspace event (`xadd`, `del`, …) on a subscribed key. */
   onEvent(listener: (key: StreamName, event: string) => void): void;
+  /**
+   * A writer's live message on a subscribed key's live channel (null: one that does not parse),
+   * in order with the keyspace events of the same connection: a script's `xadd` event comes
+   * just before the message it publishes.
+   */
+  onLive(listener: (key: StreamName, message: LiveMessage | null) => void): void;
   /** The read connection was lost: a read in flight never settles on its own. */
   onReadClose(listener: () => void): void;
   disconnect(): void;
@@ -36,7 +43,7 @@ export interface NotifyReads {
 export interface NotifyRedis extends NotifyReads {
   /** The pub/sub connection can take SUBSCRIBE. */
   readonly subscriberReady: boolean;
-  /** SUBSCRIBE to these keys' keyspace channels; resolves once Redis confirmed every one. */
+  /** SUBSCRIBE to these keys' keyspace and live channels; resolves once Redis confirmed every one. */
   subscribe(keys: readonly StreamName[]): Promise<void>;
   unsubscribe(keys: readonly StreamName[]): Promise<void>;
   /** The pub/sub connection is ready again after a loss: the server holds none of its channels. */

@@ -76,6 +76,7 @@ describe('RedisStreamSource with keyspace notifications', () => {
     }
   });
 
+  // Each watched key holds two channels: its keyspace channel and its live channel.
   it('follows the watched set with its channels', async () => {
     const { src } = source('notify-channels');
     const admin = redis.client();
@@ -84,9 +85,9 @@ describe('RedisStreamSource with keyspace notifications', () => {
       const keys = Array.from({ length: 1_200 }, (_, i) => `nc-${i}`);
       for (const k of keys) src.watch(k, '0-0');
       const numpat = async (): Promise<number> => Number(/pubsub_channels:(\d+)/.exec(String(await admin.info('stats')))?.[1]);
-      await waitFor(async () => (await numpat()) === 1_200, { timeoutMs: 5_000, message: 'channels never reached the watched set' });
+      await waitFor(async () => (await numpat()) === 2 * 1_200, { timeoutMs: 5_000, message: 'channels never reached the watched set' });
       for (const k of keys.slice(0, 1_000)) src.unwatch(k);
-      await waitFor(async () => (await numpat()) === 200, { timeoutMs: 5_000, message: 'channels did not follow unwatch' });
+      await waitFor(async () => (await numpat()) === 2 * 200, { timeoutMs: 5_000, message: 'channels did not follow unwatch' });
     } finally {
       await src.close();
     }

@@ -2,11 +2,12 @@ import type { ChainableCommander } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { isClusterClient } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
-import type { RangePage, SourceListener, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
+import type { RangePage, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
+import type { RedisSourceOptions } from './RedisSourceOptions.js';
+import { TargetConnections } from './TargetConnections.js';
 import type { LiveReader, ReadMode } from './LiveReader.js';
 import { LiveReaderFactory } from './LiveReaderFactory.js';
 import { ReadModeSwitch } from './ReadModeSwitch.js';
-import type { RequestedReadMode } from './ReadModeSwitch.js';
 import { ReadModeProbe } from './ReadModeProbe.js';
 import { systemTimerClock } from './TimerClock.js';
 import { IncarnationTracker } from './IncarnationTracker.js';
@@ -19,40 +20,7 @@ import { pipelineByNode } from './pipelineByNode.js';
 import type { PipelineReplies } from './pipelineByNode.js';
 import { sourceError, toError } from './redisFailure.js';
 
-export interface RedisSourceOptions {
-  /** Canonical target URL from the token (no credentials). */
-  readonly target: string;
-  readonly username: string | undefined;
-  readonly password: string | undefined;
-  readonly blockMs: number;
-  readonly readCount: number;
-  readonly maxStreamsPerReader: number;
-  readonly listener: SourceListener;
-  readonly onError: (operation: string, error: Error) => void;
-  /** `check`: one pipelined look at a group of watched keys for a new incarnation. */
-  readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo' | 'check') => void;
-  /** A watched key was found holding a new incarnation (and its subscribers were told). */
-  readonly onRecreated?: (stream: StreamName) => void;
-  /** Pause between two checks of up to 1,000 watched keys for a new incarnation. Default 1 000 ms. */
-  readonly recreationCheckIntervalMs?: number;
-  /** A connection became ready again after losing its server. */
-  readonly onReconnect?: (connection: 'command' | 'reader') => void;
-  readonly connectionName: string;
-  /** How often the command connection is probed with PING. Default 1 000 ms. */
-  readonly probeIntervalMs?: number;
-  /** A PING unanswered this long marks the source unhealthy until one is answered. Default 2 000 ms. */
-  readonly probeTimeoutMs?: number;
-  /** Default `auto`: notification-driven reads where the server notifies for stream keys. */
-  readonly readMode?: RequestedReadMode;
-  /** How often the server's `notify-keyspace-events` is looked at again. Default 10 000 ms. */
-  readonly readModeCheckMs?: number;
-  /** Notification-driven reads: every watched key is read this often anyway. Default 5 000 ms. */
-  readonly notifySweepMs?: number;
-  /** The read mode was chosen (previous null) or changed. */
-  readonly onReadMode?: (mode: ReadMode, previous: ReadMode | null) => void;
-  /** A Redis Cluster target: the primaries lacking K or t in notify-keyspace-events, when that set changed. */
-  readonly onNodesWithoutNotify?: (nodes: readonly string[]) => void;
-}
+export type { RedisSourceOptions } from './RedisSourceOptions.js';
 
 const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
 
@@ -71,32 +39,33 @@ export class RedisStreamSource implements StreamSource {
   private readonly pings: PingProbe;
 
   constructor(private readonly options: RedisSourceOptions) {
-    // The probe keeps a command outstanding every second, so a connection that stops delivering
-    // data for this long is dead (half-open after a partition or a host loss) and is replaced.
-    const readers = new LiveReaderFactory({
-      // A connection lost, or back after a loss, may mean another server behind the target (a
-      // promoted replica): what the reader read just before may be gone. Its positions are kept as
-      // witnesses before it reads on.
-      source: {
-        ...options,
-        onError: (operation, error) => {
-          if (operation === 'connection') this.suspectLoss();
-          options.onError(operation, error);
-        },
-        onReconnect: (connection) => {
-          this.suspectLoss();
-          options.onReconnect?.(connection);
-        },
+    // A connection lost, or back after a loss, may mean another server behind the target (a
+    // promoted replica): what the reader read just before may be gone. Its positions are kept as
+    // witnesses before it reads on.
+    const reporting: RedisSourceOptions = {
+      ...options,
+      onError: (operation, error) => {
+        if (operation === 'connection') this.suspectLoss();
+        options.onError(operation, error);
       },
-      command: () => this.command,
+      onReconnect: (connection) => {
+        this.suspectLoss();
+        options.onReconnect?.(connection);
+      },
+    };
+    const connections = new TargetConnections(reporting);
+    this.command = connections.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
+    const readers = new LiveReaderFactory({
+      source: reporting,
+      connections,
+      command: this.command,
       dropWrongTypes: this.dropWrongTypes,
       suspect: (stream) => this.incarnations.checkSoon(stream),
     });
-    this.command = readers.connect('cmd', { maxRetriesPerRequest: 1, socketTimeout: COMMAND_SOCKET_TIMEOUT_MS });
     this.modes = new ReadModeSwitch({
       // A cluster is always read notification-driven; its nodes' settings are only reported.
-      requested: readers.cluster ? 'notify' : (options.readMode ?? 'auto'),
-      initial: readers.cluster ? 'notify' : 'batch',
+      requested: connections.cluster ? 'notify' : (options.readMode ?? 'auto'),
+      initial: connections.cluster ? 'notify' : 'batch',
       probe: new ReadModeProbe({
         command: this.command,
         onError: (error) => options.onError('config', error),

@@ -26,7 +26,7 @@ const ID_SHAPE = /^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})$/;
  * Every entry of every read passes here, so the common case skips the zod schema: the shape is
  * one regex, and only a part of 20 digits (which may exceed 2^64-1) needs the full check.
  */
-function isReplyId(s: string): s is StreamId {
+export function isReplyId(s: string): s is StreamId {
   if (!ID_SHAPE.test(s)) return false;
   const dash = s.indexOf('-');
   return dash === 20 || s.length - dash - 1 === 20 ? isStreamId(s) : true;

@@ -1,3 +1,4 @@
+import { LIVE_PUBLISH_LUA, livePublishArgs } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
 import { errorMessage, IngestFailure } from '../IngestError.js';
 import { ingestKeys } from './ingestKeys.js';
@@ -9,29 +10,38 @@ import type { Fence, StreamWriter, WriteBatch, WriteOutcome } from '../StreamWri
  * from the checkpoint that says it was written. Redis does not roll a script back when a command
  * inside it fails, so everything that can fail (fence, key type) is checked before the first write.
  * KEYS: fence, stream, state, dedupe keys… (all in the stream's slot, see ingestKeys, so the
- * script runs on Redis Cluster too)  ARGV: token, dedupe TTL ms, MAXLEN (0 = none),
- * entry count, entry data…, set count, field/value…, del count, field…
+ * script runs on Redis Cluster too)  ARGV: token, dedupe TTL ms, MAXLEN (0 = none), live
+ * channel ('' for none), PUBLISH or SPUBLISH, entry count, entry data…, set count, field/value…,
+ * del count, field…
+ * Each entry is published on the stream's live channel right after its XADD, with the id before
+ * it (LIVE_PUBLISH_LUA), so relays deliver it without reading the stream.
  */
-const WRITE_SCRIPT = `
+const WRITE_SCRIPT = `${LIVE_PUBLISH_LUA}
 local fence = redis.call('GET', KEYS[1])
 if fence ~= ARGV[1] then return {'fenced', fence or ''} end
 local t = redis.call('TYPE', KEYS[2])['ok']
 if t ~= 'stream' and t ~= 'none' then return {'wrong_type', t} end
 local ttl = ARGV[2]
 local maxlen = tonumber(ARGV[3])
-local n = tonumber(ARGV[4])
-local a = 5
+local channel = ARGV[4]
+local publish = ARGV[5]
+local n = tonumber(ARGV[6])
+local a = 7
 local ids = {}
 local dups = 0
+local prev = nil
 for i = 1, n do
   local data = ARGV[a]
   a = a + 1
   if redis.call('SET', KEYS[3 + i], '1', 'PX', ttl, 'NX') then
+    if prev == nil then prev = live_prev(KEYS[2]) end
     if maxlen > 0 then
       ids[i] = redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, '*', 'data', data)
     else
       ids[i] = redis.call('XADD', KEYS[2], '*', 'data', data)
     end
+    live_publish(channel, publish, prev, ids[i], data)
+    prev = ids[i]
   else
     dups = dups + 1
     ids[i] = ''
@@ -87,6 +97,7 @@ export class RedisStreamWriter implements StreamWriter {
       String(fence.token),
       dedupeTtlMs,
       maxLen,
+      ...livePublishArgs(redis, fence.key),
       batch.entries.length,
       ...batch.entries.map((e) => e.data),
       set.length,

@@ -2,6 +2,7 @@ import { compareStreamIds } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../../core/StreamSource.js';
 import type { KeyRead, NotifyRedis } from '../NotifyRedis.js';
+import type { LiveMessage } from '../parseLiveMessage.js';
 
 interface Pending {
   readonly kind: 'subscribe' | 'unsubscribe';
@@ -18,6 +19,7 @@ export class FakeNotifyRedis implements NotifyRedis {
   private readonly channels = new Set<StreamName>();
   private readonly pendingCommands: Pending[] = [];
   private readonly eventListeners: Array<(key: StreamName, event: string) => void> = [];
+  private readonly liveListeners: Array<(key: StreamName, message: LiveMessage | null) => void> = [];
   private readonly readyListeners: Array<() => void> = [];
   private readonly closeListeners: Array<() => void> = [];
   /** Every read sent, grouped (one XREAD naming all keys) or as a command per key. */
@@ -43,6 +45,25 @@ export class FakeNotifyRedis implements NotifyRedis {
     entries.push({ id, fields: ['data', '{}'] });
     this.streams.set(stream, entries);
     if (options.notify !== false) this.publish(stream, 'xadd');
+  }
+
+  /**
+   * Our writers' script: XADD, then its `xadd` event and the live message with the id of the
+   * last entry before it (`publish: false`: a message lost; `prev` overrides what it says).
+   */
+  scriptWrite(stream: StreamName, id: StreamId, options: { publish?: boolean; prev?: StreamId } = {}): void {
+    const entries = this.streams.get(stream) ?? [];
+    const prev = options.prev ?? entries[entries.length - 1]?.id ?? '0-0';
+    this.xadd(stream, id);
+    if (options.publish === false || !this.channels.has(stream)) return;
+    const message: LiveMessage = { prev, entry: { id, fields: ['data', '{}'] } };
+    for (const listener of this.liveListeners) listener(stream, message);
+  }
+
+  /** A message on the key's live channel that does not parse. */
+  garbledLive(stream: StreamName): void {
+    if (!this.channels.has(stream)) return;
+    for (const listener of this.liveListeners) listener(stream, null);
   }
 
   /** The key now holds another type: a read of it answers WRONGTYPE, and a grouped read fails whole. */
@@ -122,6 +143,10 @@ export class FakeNotifyRedis implements NotifyRedis {
 
   onEvent(listener: (key: StreamName, event: string) => void): void {
     this.eventListeners.push(listener);
+  }
+
+  onLive(listener: (key: StreamName, message: LiveMessage | null) => void): void {
+    this.liveListeners.push(listener);
   }
 
   onSubscriberReady(listener: () => void): void {

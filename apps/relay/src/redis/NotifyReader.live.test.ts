@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import { NotifyReader } from './NotifyReader.js';
+import { FakeNotifyRedis } from './testing/FakeNotifyRedis.js';
+import { ManualClock } from './testing/ManualClock.js';
+
+function reader() {
+  const redis = new FakeNotifyRedis();
+  const clock = new ManualClock();
+  const got = new Map<StreamName, StreamId[]>();
+  const suspects: StreamName[] = [];
+  const errors: Error[] = [];
+  const r = new NotifyReader({
+    redis,
+    clock,
+    count: 1_000,
+    sweepIntervalMs: 5_000,
+    onEntries: (stream, entries) => got.set(stream, [...(got.get(stream) ?? []), ...entries.map((e) => e.id)]),
+    onWrongType: () => Promise.resolve([]),
+    onSuspect: (stream) => suspects.push(stream),
+    onError: (error) => errors.push(error),
+    onRead: () => undefined,
+  });
+  return { r, redis, clock, got, suspects, errors };
+}
+
+/** Watches the keys and lets their first read (once subscribed) happen. */
+async function watched(keys: readonly StreamName[]) {
+  const parts = reader();
+  for (const key of keys) parts.r.watch(key, '0-0');
+  await parts.clock.advance(10);
+  return { ...parts, readsBefore: parts.redis.readsSent.length };
+}
+
+describe('NotifyReader live messages', () => {
+  it('delivers a published entry that follows the cursor with no read, the xadd event paired with its message', async () => {
+    const { r, redis, clock, got, suspects, readsBefore } = await watched(['a', 'b']);
+    redis.scriptWrite('a', '1-0');
+    redis.scriptWrite('a', '2-0');
+    redis.scriptWrite('b', '5-0');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['1-0', '2-0']);
+    expect(got.get('b')).toEqual(['5-0']);
+    expect(redis.readsSent.length).toBe(readsBefore);
+    expect(suspects).toEqual([]);
+    expect(r.cursor('a')).toBe('2-0');
+    await r.close();
+  });
+
+  it('reads the key from its cursor when a message was lost: the unanswered xadd wakes a read', async () => {
+    const { r, redis, clock, got, readsBefore } = await watched(['a']);
+    redis.scriptWrite('a', '1-0', { publish: false });
+    redis.scriptWrite('a', '2-0');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['1-0', '2-0']);
+    expect(redis.readsSent.slice(readsBefore)).toEqual([[['a', '0-0']]]);
+    await r.close();
+  });
+
+  it('reads the gap when a foreign XADD lands between two published writes', async () => {
+    const { r, redis, clock, got, readsBefore } = await watched(['a']);
+    redis.scriptWrite('a', '1-0');
+    await clock.advance(10);
+    redis.xadd('a', '2-0');
+    redis.scriptWrite('a', '3-0');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['1-0', '2-0', '3-0']);
+    expect(redis.readsSent.slice(readsBefore)).toEqual([[['a', '1-0']]]);
+    await r.close();
+  });
+
+  it('reads a key whose message does not parse, and says so', async () => {
+    const { r, redis, clock, got, errors } = await watched(['a']);
+    redis.xadd('a', '1-0');
+    redis.garbledLive('a');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['1-0']);
+    expect(errors.map((e) => e.message)).toEqual(['live message on a does not parse: read from the stream instead']);
+    await r.close();
+  });
+
+  it('looks at the incarnation of a key whose message is at or below its cursor (recreated with lower ids)', async () => {
+    const { r, redis, clock, got, suspects } = await watched(['a']);
+    redis.scriptWrite('a', '5-0');
+    await clock.advance(10);
+    redis.scriptWrite('a', '2-0', { prev: '0-0' });
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['5-0']);
+    expect(suspects).toEqual(['a']);
+    await r.close();
+  });
+
+  it('neither loses nor repeats an entry when a message moves the cursor while a read of the key is out', async () => {
+    const { r, redis, clock, got } = await watched(['a']);
+    redis.xadd('a', '1-0');
+    // The read of 1-0 goes out after the coalescing pause; the published 2-0 arrives before its reply.
+    const read = clock.advance(1);
+    redis.scriptWrite('a', '2-0', { prev: '1-0' });
+    await read;
+    redis.xadd('a', '3-0');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['1-0', '2-0', '3-0']);
+    await r.close();
+  });
+});

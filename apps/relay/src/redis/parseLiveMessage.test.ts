@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { parseLiveMessage } from './parseLiveMessage.js';
+import { DATA_NOT_UTF8 } from './parseReplies.js';
+
+describe('parseLiveMessage', () => {
+  it('reads the two ids and the value verbatim, spaces and newlines included', () => {
+    expect(parseLiveMessage(Buffer.from('0-0 1700000000000-0 {"a": "b c"}\n'))).toEqual({
+      prev: '0-0',
+      entry: { id: '1700000000000-0', fields: ['data', '{"a": "b c"}\n'] },
+    });
+    expect(parseLiveMessage(Buffer.from('5-1 5-2 '))).toEqual({ prev: '5-1', entry: { id: '5-2', fields: ['data', ''] } });
+  });
+
+  it('marks a value that is not UTF-8 malformed, as a read of the entry would', () => {
+    const payload = Buffer.concat([Buffer.from('1-0 2-0 '), Buffer.from([0xff, 0xfe])]);
+    expect(parseLiveMessage(payload)?.entry.malformed).toBe(DATA_NOT_UTF8);
+  });
+
+  it('refuses what is not two ids, or a prev id not below the id', () => {
+    for (const text of ['', '1-0', '1-0 2-0', 'x 2-0 {}', '1-0 y {}', '2-0 2-0 {}', '3-0 2-0 {}', '01-0 2-0 {}']) {
+      expect(parseLiveMessage(Buffer.from(text)), text).toBeNull();
+    }
+  });
+});
