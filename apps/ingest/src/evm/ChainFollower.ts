@@ -1,5 +1,5 @@
-import { errorMessage } from '@streamgate/ingest-core';
-import type { RunContext } from '@streamgate/ingest-core';
+import { errorMessage, systemClock } from '@streamgate/ingest-core';
+import type { Clock, RunContext } from '@streamgate/ingest-core';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { Checkpoint, EvmRunEvents } from './evmEvents.js';
 import { BlockLogReader } from './BlockLogReader.js';
@@ -38,9 +38,10 @@ export class ChainFollower {
     private readonly chain: ChainConfig,
     private readonly pool: RpcReader,
     private readonly events: EvmRunEvents,
+    private readonly clock: Clock = systemClock,
   ) {
     this.logs = new BlockLogReader(pool, spec, chain, events);
-    this.ledger = new ChainLedger(ctx, spec, chain, this.logs, events);
+    this.ledger = new ChainLedger(ctx, spec, chain, this.logs, events, clock);
   }
 
   get checkpoint(): Checkpoint | null {
@@ -210,7 +211,7 @@ export class ChainFollower {
       // Strict reports the whole hole it refuses to paper over; best effort fills the newest part.
       if (!(await this.ledger.discontinuity(from, this.spec.continuity === 'strict' ? to : start - 1, 'backfill_limit'))) return [];
     }
-    const started = performance.now();
+    const started = this.clock.now();
     const headers: BlockHeader[] = [];
     for (let n = start; n <= to; n += 8) {
       const batch = await Promise.all(Array.from({ length: Math.min(8, to - n + 1) }, (_, i) => this.blockAt(n + i)));
@@ -223,9 +224,9 @@ export class ChainFollower {
       const fetched = await this.logs.forRange(start, to);
       this.ledger.prefetch(fetched.logs, headers, new Set(fetched.refusedBlocks));
     }
-    const fetchedMs = performance.now() - started;
+    const fetchedMs = this.clock.now() - started;
     const rest = await this.writeBackfilled(headers);
-    this.events.backfill(this.spec.stream, to - start + 1, fetchedMs, performance.now() - started - fetchedMs);
+    this.events.backfill(this.spec.stream, to - start + 1, fetchedMs, this.clock.now() - started - fetchedMs);
     return [...rest, { kind: 'head', head }];
   }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RunContext, WriteEntry } from '@streamgate/ingest-core';
+import type { Clock, RunContext, WriteEntry } from '@streamgate/ingest-core';
 import type { IngestEvent, IngestLogEvent } from '@streamgate/ingest-events';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { BlockLogReader } from './BlockLogReader.js';
@@ -33,11 +33,12 @@ export class ChainLedger {
     private readonly chain: ChainConfig,
     private readonly logs: BlockLogReader,
     private readonly events: EvmRunEvents,
+    clock: Clock,
   ) {
     const cp = ctx.state.get(CP);
     if (cp !== undefined) this.cp = checkpointSchema.parse(JSON.parse(cp));
     this.halted = ctx.state.get(HALTED) ?? null;
-    this.writer = new SequencedWriter(ctx, spec.stream, events);
+    this.writer = new SequencedWriter(ctx, spec.stream, events, clock);
     for (const [field, value] of ctx.state) {
       if (!field.startsWith('b:')) continue;
       const parsed = blockRecordSchema.parse(JSON.parse(value));

@@ -67,7 +67,7 @@ export class EvmStreamRun implements AdapterRun {
     this.clock = options.clock ?? systemClock;
     this.openSocket = options.openSocket ?? openWsRpcSocket;
     this.ended = new Promise((resolve) => (this.finish = resolve));
-    this.follower = new ChainFollower(ctx, spec, chain, pool, events);
+    this.follower = new ChainFollower(ctx, spec, chain, pool, events, this.clock);
     this.queue = new HeadQueue(chain.maxEventBuffer);
     this.window = new FailoverWindow(chain.failoverWindowMs);
     this.hold = new FailbackHold(pool.wsCandidates(new Set())[0] ?? null, pool, chain.failbackHoldMs, chain.lagBlocks);
