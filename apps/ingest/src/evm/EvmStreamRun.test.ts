@@ -30,7 +30,7 @@ function recordingEvents() {
   return { events, states, failovers, failbacks, degraded };
 }
 
-async function setup(chainOptions: Record<string, unknown> = {}, refused: readonly string[] = []) {
+async function setup(chainOptions: Record<string, unknown> = {}, refused: readonly string[] = [], continuity = 'best_effort') {
   const clock = new ManualClock();
   const chain = new FakeChain();
   const sockets = new FakeSockets();
@@ -53,7 +53,7 @@ async function setup(chainOptions: Record<string, unknown> = {}, refused: readon
   const providers = new FakeProviders(chain, config.providers);
   const writer = new MemoryStreamWriter();
   writer.fences.set('s', 1);
-  const spec = streamSpecSchema.parse({ stream: 's', chain: 'fake', kind: 'newHeads' });
+  const spec = streamSpecSchema.parse({ stream: 's', chain: 'fake', kind: 'newHeads', continuity });
   const ctx: RunContext = {
     key: 's',
     state: await writer.loadState('s'),
@@ -214,6 +214,18 @@ describe('EvmStreamRun', () => {
     // A failback is not a failover: nothing failed, and the breaker's window is not charged.
     expect(t.failovers).toHaveLength(1);
     await t.run.stop();
+  });
+
+  it('a strict stream that meets a gap over the limit ends halted, closes its socket and shows degraded', async () => {
+    const t = await setup({ maxBackfillBlocks: 2 }, [], 'strict');
+    await t.clock.until(() => t.run.view().state === 'active', 1_000);
+    t.chain.mine(4);
+    t.mine(1);
+    await t.clock.until(() => t.run.view().state === 'degraded', 1_000);
+    expect(await t.run.ended).toMatchObject({ reason: 'halted' });
+    expect(t.sockets.live()).toEqual([]);
+    expect(t.run.view()).toMatchObject({ state: 'degraded', provider: null, onPreferred: false });
+    expect(t.clock.pending).toBe(0);
   });
 
   it('stop closes the subscription and cancels every timer', async () => {
