@@ -57,6 +57,8 @@ const chain: IngestChainStream = {
   chain: 'anvil-31337',
   state: 'active',
   provider: 'alpha',
+  preferredProvider: 'alpha',
+  onPreferred: true,
   head: 120,
   lastWritten: 120,
   failovers: 0,
@@ -304,6 +306,8 @@ describe('the operations dashboard in headless Chromium', () => {
           chain: 'anvil-31337',
           state: 'active',
           provider: 'alpha',
+          preferred: 'alpha',
+          onPreferred: 'yes',
           head: '120',
           lastWritten: '120',
           failovers: '0',
@@ -416,7 +420,7 @@ describe('the operations dashboard in headless Chromium', () => {
       expect(card(draining, 'relay-a').state).toBe('live');
 
       // Meanwhile the chain stream's provider is cut: switching, backfilling on the other, active again.
-      Object.assign(chain, { state: 'switching', provider: null });
+      Object.assign(chain, { state: 'switching', provider: null, onPreferred: false });
       await untilPage(
         page,
         'the chain stream never showed switching',
@@ -455,6 +459,8 @@ describe('the operations dashboard in headless Chromium', () => {
       );
       expect(card(failedOver, 'ingest-0').chains[0]?.fields).toMatchObject({
         provider: 'beta',
+        preferred: 'alpha',
+        onPreferred: 'no',
         failovers: '1',
         head: '127',
         lastWritten: '127',

@@ -67,6 +67,8 @@ export async function startFleetChain(options: FleetChainOptions): Promise<Fleet
       maxFailovers: 20,
       failoverWindowMs: 10_000,
       degradedRecoverMs: 5_000,
+      // After `restore primary` the stream returns to it, soon enough for a newcomer to watch.
+      failbackHoldMs: 10_000,
     };
     const stop = async () => {
       clearInterval(timer);

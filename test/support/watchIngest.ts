@@ -5,6 +5,7 @@ export type IngestChange =
   | { kind: 'owned'; streams: number }
   | { kind: 'state'; stream: string; state: string }
   | { kind: 'failover'; stream: string; from: string; to: string; total: number }
+  | { kind: 'failback'; stream: string; from: string; to: string }
   | { kind: 'venue'; venue: string; covered: number; wanted: number; sessions: number }
   | { kind: 'unreachable'; message: string };
 
@@ -55,6 +56,7 @@ export function watchIngest(options: IngestWatchOptions): IngestWatch {
   let owned: number | undefined;
   const states = new Map<string, string>();
   const failoverCounts = new Map<string, number>();
+  const failbackCounts = new Map<string, number>();
   const venues = new Map<string, string>();
   let unreachable = false;
   let stopped = false;
@@ -77,6 +79,13 @@ export function watchIngest(options: IngestWatchOptions): IngestWatch {
         if (s.value > (failoverCounts.get(key) ?? 0)) {
           failoverCounts.set(key, s.value);
           options.onChange({ kind: 'failover', stream, from: s.labels.from ?? '?', to: s.labels.to ?? '?', total: s.value });
+        }
+      }
+      if (s.name === 'ingest_failbacks_total') {
+        const key = `${stream}\u0000${s.labels.from ?? ''}\u0000${s.labels.to ?? ''}`;
+        if (s.value > (failbackCounts.get(key) ?? 0)) {
+          failbackCounts.set(key, s.value);
+          options.onChange({ kind: 'failback', stream, from: s.labels.from ?? '?', to: s.labels.to ?? '?' });
         }
       }
     }
@@ -139,6 +148,8 @@ export function describeIngestChange(change: IngestChange): string {
       return `${change.stream} ${change.state}`;
     case 'failover':
       return `${change.stream} failover ${change.from} → ${change.to} (${change.total} so far on this pair)`;
+    case 'failback':
+      return `${change.stream} back on its preferred provider ${change.to} (from ${change.from}, after the failback hold-down)`;
     case 'venue':
       return `venue ${change.venue}: ${change.covered}/${change.wanted} symbols covered on ${change.sessions} session(s)`;
     case 'unreachable':

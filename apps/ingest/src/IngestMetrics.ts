@@ -21,6 +21,12 @@ export class IngestMetrics {
     buckets: [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30],
     registers: [this.registry],
   });
+  private readonly failbacks = new Counter({
+    name: 'ingest_failbacks_total',
+    help: 'Returns to the preferred WebSocket provider after the failback hold-down',
+    labelNames: ['stream', 'from', 'to'],
+    registers: [this.registry],
+  });
   private readonly backfillBlocks = new Counter({
     name: 'ingest_backfill_blocks_total',
     help: 'Blocks fetched over HTTP to fill gaps',
@@ -118,6 +124,10 @@ export class IngestMetrics {
       this.failovers.inc({ stream, from, to: to ?? 'none' });
       this.failoverSeconds.observe(durationMs / 1000);
       this.log.warn({ stream, from, to, durationMs, reason }, 'failover');
+    },
+    failback: (stream, from, to, durationMs) => {
+      this.failbacks.inc({ stream, from, to });
+      this.log.info({ stream, from, to, durationMs }, 'failback to the preferred provider');
     },
     backfill: (stream, blocks, fetchMs, writeMs) => {
       this.backfillBlocks.inc({ stream }, blocks);

@@ -36,6 +36,12 @@ export const chainSchema = z.object({
   maxFailovers: z.number().int().min(1).max(100).default(3),
   failoverWindowMs: z.number().int().min(100).default(5_000),
   degradedRecoverMs: z.number().int().min(100).default(30_000),
+  /**
+   * Failback hold-down: while a stream is subscribed on another provider, the preferred one (lowest
+   * `priority` with a wsUrl) must answer every head poll, within `lagBlocks` of the oracle, for this
+   * long before the stream moves back to it.
+   */
+  failbackHoldMs: z.number().int().min(100).max(86_400_000).default(60_000),
   headPollMs: z.number().int().min(20).max(600_000).optional(),
   /** Failover when the oracle is this many blocks ahead of the live subscription. */
   lagBlocks: z.number().int().min(1).max(1_000).default(3),

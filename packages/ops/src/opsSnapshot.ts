@@ -93,6 +93,10 @@ export const ingestChainStreamSchema = z.object({
   state: ingestStreamStateSchema,
   /** The provider the stream is subscribed on now (its configured name), null while none is. */
   provider: label.nullable(),
+  /** The WebSocket provider the stream prefers (lowest priority) and fails back to; null if none has a wsUrl. */
+  preferredProvider: label.nullable(),
+  /** Whether the live subscription is on the preferred provider (false while none is live). */
+  onPreferred: z.boolean(),
   /** Highest block the worker knows the chain has. */
   head: count.nullable(),
   /** Highest block written into the stream. */

@@ -11,6 +11,8 @@ export function ChainStreamTable({ chains }: { chains: readonly IngestChainStrea
           <th>chain</th>
           <th>state</th>
           <th>provider</th>
+          <th>preferred</th>
+          <th>on preferred</th>
           <th>head</th>
           <th>last written</th>
           <th>failovers</th>
@@ -27,6 +29,10 @@ export function ChainStreamTable({ chains }: { chains: readonly IngestChainStrea
               {c.state}
             </td>
             <td data-field="provider">{c.provider ?? '—'}</td>
+            <td data-field="preferred">{c.preferredProvider ?? '—'}</td>
+            <td data-field="onPreferred" className={c.onPreferred ? undefined : 'state-switching'}>
+              {c.onPreferred ? 'yes' : 'no'}
+            </td>
             <td data-field="head">{c.head ?? '—'}</td>
             <td data-field="lastWritten">{c.lastWritten ?? '—'}</td>
             <td data-field="failovers">{c.failovers}</td>

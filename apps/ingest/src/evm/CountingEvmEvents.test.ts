@@ -12,6 +12,7 @@ function recorder(): { events: EvmRunEvents; calls: string[] } {
     calls,
     events: {
       failover: record('failover'),
+      failback: record('failback'),
       backfill: record('backfill'),
       degraded: record('degraded'),
       gap: record('gap'),

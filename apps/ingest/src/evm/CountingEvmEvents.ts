@@ -28,6 +28,10 @@ export class CountingEvmEvents implements EvmRunEvents {
     this.next.failover(stream, from, to, durationMs, reason);
   }
 
+  failback(stream: string, from: string, to: string, durationMs: number): void {
+    this.next.failback(stream, from, to, durationMs);
+  }
+
   backfill(stream: string, blocks: number, fetchMs: number, writeMs: number): void {
     this.next.backfill(stream, blocks, fetchMs, writeMs);
   }

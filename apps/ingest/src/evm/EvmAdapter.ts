@@ -26,7 +26,7 @@ export class EvmAdapter implements UpstreamAdapter {
   }
 
   start(ctx: RunContext): AdapterRun {
-    const run = new EvmStreamRun(ctx, this.spec, this.chain, this.pool, this.events);
+    const run = new EvmStreamRun(ctx, this.spec, this.chain, this.pool, this.events).start();
     this.run = run;
     // A halted run stays: the worker keeps its lease, and the snapshot shows it until released.
     void run.ended.then((end) => {

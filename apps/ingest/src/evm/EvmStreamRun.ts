@@ -1,68 +1,95 @@
-import { errorMessage } from '@streamgate/ingest-core';
+import { sleepOn, systemClock } from '@streamgate/ingest-core';
+import type { AdapterRun, Clock, RunContext, RunEnd } from '@streamgate/ingest-core';
 import { backoffDelay } from '@streamgate/protocol';
-import type { AdapterRun, RunContext, RunEnd } from '@streamgate/ingest-core';
 import { z } from 'zod';
 import type { ChainConfig, ProviderConfig, StreamSpec } from '../config.js';
 import { ChainFollower } from './ChainFollower.js';
 import type { EvmRunEvents, FailoverState } from './evmEvents.js';
 import type { EvmRunView } from './EvmRunView.js';
-import type { ProviderPool } from './ProviderPool.js';
-import { RpcFailure } from './RpcError.js';
-import { RunStop } from './RunStop.js';
+import { FailbackHold } from './FailbackHold.js';
+import { FailoverWindow } from './FailoverWindow.js';
+import { HeadQueue } from './HeadQueue.js';
+import type { EvmProviders } from './ProviderPool.js';
 import type { RpcError } from './RpcError.js';
 import { blockHeaderSchema, quantitySchema } from './rpcSchemas.js';
-import type { BlockHeader } from './rpcSchemas.js';
-import { WsRpcClient } from './WsRpcClient.js';
+import { canMove } from './RunPhase.js';
+import type { HeadLink, RunPhase } from './RunPhase.js';
+import { openWsRpcSocket } from './RpcSocket.js';
+import type { OpenRpcSocket, RpcSocket } from './RpcSocket.js';
 
-type QueueItem = { kind: 'head'; head: BlockHeader } | { kind: 'number'; number: number };
+export interface EvmRunOptions {
+  readonly clock?: Clock;
+  readonly openSocket?: OpenRpcSocket;
+}
+
+/** A subscription being set up (a switch's candidate, or a failback's): it may die before it is used. */
+interface Candidate {
+  readonly socket: RpcSocket;
+  lost: boolean;
+}
 
 /**
  * One stream's upstream life: a single newHeads subscription on the best WebSocket provider,
- * watched against a head oracle (HTTP polls of the other providers). Failover goes
- * active → backfilling (HTTP gap-fill to the oracle's head) → switching (subscribe on the next
- * provider by priority, cascading) → active; too many failovers in a window → degraded, where
- * the stream follows the oracle over HTTP until it tries sockets again. Live pushes are queued
- * (bounded: dropping the oldest is safe because any later head backfills what it skipped) and
- * processed one at a time, deduplicated by hash.
+ * watched against a head oracle (HTTP polls of the other providers), as the state machine in
+ * RunPhase.ts. Pushes are queued and followed one at a time, deduplicated by hash. While on a
+ * provider other than the preferred one (lowest `priority`), the run probes the preferred at each
+ * head poll and fails back to it once it has been healthy for `failbackHoldMs`.
  */
 export class EvmStreamRun implements AdapterRun {
   readonly ended: Promise<RunEnd>;
   private finish: (end: RunEnd) => void = () => undefined;
-  private state: FailoverState = 'connecting';
+  private phase: RunPhase = { state: 'switching' };
+  /** Whether a subscription ever took: before that, `switching` is shown as `connecting`. */
+  private wasActive = false;
+  private shownState: FailoverState | null = null;
   private readonly follower: ChainFollower;
-  private socket: WsRpcClient | null = null;
-  private provider: ProviderConfig | null = null;
-  private readonly queue: QueueItem[] = [];
-  private wake: (() => void) | null = null;
-  private stopped = false;
-  private failoverTimes: number[] = [];
+  private readonly queue: HeadQueue;
+  private readonly window: FailoverWindow;
+  private readonly hold: FailbackHold;
+  private readonly stopping = new AbortController();
+  private readonly clock: Clock;
+  private readonly openSocket: OpenRpcSocket;
+  private candidate: Candidate | null = null;
   private aheadSince: number | null = null;
   private lastPushNumber = -1;
   private oracleHead = -1;
-  private oracleTimer: NodeJS.Timeout | undefined;
-  private recoverTimer: NodeJS.Timeout | undefined;
-  private switching = false;
-  private lostWhileSwitching = false;
-  private subscriptionId: string | null = null;
-  private halted = false;
+  private cancelOracle: () => void = () => undefined;
+  private cancelRecover: () => void = () => undefined;
 
   constructor(
     private readonly ctx: RunContext,
     private readonly spec: StreamSpec,
     private readonly chain: ChainConfig,
-    private readonly pool: ProviderPool,
+    private readonly pool: EvmProviders,
     private readonly events: EvmRunEvents,
+    options: EvmRunOptions = {},
   ) {
+    this.clock = options.clock ?? systemClock;
+    this.openSocket = options.openSocket ?? openWsRpcSocket;
     this.ended = new Promise((resolve) => (this.finish = resolve));
-    this.follower = new ChainFollower(ctx, spec, chain, pool, events);
-    ctx.signal.addEventListener('abort', () => void this.stop());
-    if (this.follower.haltedReason !== null) {
-      this.end({ reason: 'halted', message: this.follower.haltedReason });
-      return;
+    this.follower = new ChainFollower(ctx, spec, chain, pool, events, this.clock);
+    this.queue = new HeadQueue(chain.maxEventBuffer);
+    this.window = new FailoverWindow(chain.failoverWindowMs);
+    this.hold = new FailbackHold(pool.wsCandidates(new Set())[0] ?? null, pool, chain.failbackHoldMs, chain.lagBlocks);
+  }
+
+  /** Starts the follow loop, the first subscription and the head oracle; a halted stream ends at once. */
+  start(): this {
+    if (this.ctx.signal.aborted) {
+      this.end({ reason: 'stopped' });
+      return this;
     }
-    void this.processLoop();
-    void this.switchProvider(Date.now(), 'start', new Set());
+    this.ctx.signal.addEventListener('abort', () => void this.stop(), { once: true });
+    const halted = this.follower.haltedReason;
+    if (halted !== null) {
+      this.end({ reason: 'halted', message: halted });
+      return this;
+    }
+    this.showState();
+    void this.followLoop();
+    void this.switchTo(this.clock.now(), 'start', new Set(), null);
     this.pollOracle();
+    return this;
   }
 
   /**
@@ -70,13 +97,30 @@ export class EvmStreamRun implements AdapterRun {
    * writes nothing more: it is shown as degraded, the worst state an operator can see.
    */
   view(): EvmRunView {
-    const head = Math.max(this.oracleHead, this.lastPushNumber, this.follower.checkpoint?.number ?? -1);
+    const phase = this.phase;
+    const checkpoint = this.follower.checkpoint?.number ?? -1;
+    const head = Math.max(this.oracleHead, this.lastPushNumber, checkpoint);
+    const provider = phase.state === 'active' ? phase.link.provider.id : null;
     return {
-      state: this.halted ? 'degraded' : this.state,
-      provider: !this.halted && this.state === 'active' ? (this.provider?.id ?? null) : null,
+      state: this.visibleState(),
+      provider,
+      preferredProvider: this.hold.preferred?.id ?? null,
+      onPreferred: provider !== null && provider === this.hold.preferred?.id,
       head: head < 0 ? null : head,
       lastWritten: this.follower.checkpoint?.number ?? null,
     };
+  }
+
+  async stop(): Promise<void> {
+    const phase = this.phase;
+    if (phase.state !== 'stopped') {
+      const link = phase.state === 'active' ? phase.link : null;
+      this.move({ state: 'stopped', end: { reason: 'stopped' } });
+      // Polite, bounded by the request timeout: closing the socket ends the subscription anyway.
+      if (link !== null) await link.socket.call('eth_unsubscribe', [link.subscriptionId], z.boolean());
+      this.release(link, { reason: 'stopped' });
+    }
+    await this.ended;
   }
 
   private get headPollMs(): number {
@@ -87,224 +131,254 @@ export class EvmStreamRun implements AdapterRun {
     return this.chain.stallMs ?? this.chain.blockTimeMs * 3;
   }
 
-  private setState(state: FailoverState): void {
-    if (this.state === state) return;
-    this.state = state;
+  private get stopped(): boolean {
+    return this.phase.state === 'stopped';
+  }
+
+  private visibleState(): FailoverState {
+    const phase = this.phase;
+    if (phase.state === 'stopped') return 'degraded';
+    if (phase.state === 'switching' && !this.wasActive) return 'connecting';
+    return phase.state;
+  }
+
+  private move(next: RunPhase): void {
+    if (!canMove(this.phase.state, next.state)) throw new Error(`EvmStreamRun: ${this.phase.state} → ${next.state} is not a transition`);
+    this.phase = next;
+    if (next.state === 'active') this.wasActive = true;
+    if (next.state === 'stopped') {
+      this.stopping.abort();
+      this.cancelOracle();
+      this.cancelRecover();
+    }
+    this.showState();
+  }
+
+  private showState(): void {
+    const state = this.visibleState();
+    if (this.phase.state === 'stopped' || state === this.shownState) return;
+    this.shownState = state;
     this.events.stateChanged(this.spec.stream, state);
   }
 
-  private enqueue(item: QueueItem): void {
-    this.queue.push(item);
-    // Dropping the oldest is safe: the newest head backfills everything it skipped over.
-    while (this.queue.length > this.chain.maxEventBuffer) this.queue.shift();
-    this.wake?.();
-  }
-
-  private async processLoop(): Promise<void> {
+  private async followLoop(): Promise<void> {
     let attempt = 0;
-    while (!this.stopped) {
-      const item = this.queue[0];
-      if (item === undefined) {
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = null;
+    for (;;) {
+      const item = await this.queue.next(this.stopping.signal);
+      if (item === undefined) return;
+      const phase = this.phase;
+      const outcome =
+        item.kind === 'head'
+          ? await this.follower.onHead(item.head)
+          : await this.follower.followNumber(item.number, phase.state === 'active' ? phase.link.provider.id : undefined);
+      if (outcome.ok) {
+        this.queue.done(item);
+        attempt = 0;
         continue;
       }
-      try {
-        if (item.kind === 'head') await this.follower.onHead(item.head);
-        else await this.follower.followNumber(item.number, this.provider?.id);
-        if (this.queue[0] === item) this.queue.shift();
-        attempt = 0;
-      } catch (error) {
-        if (error instanceof RunStop) {
-          this.end(error.end);
-          return;
-        }
-        // Upstream trouble while filling: keep the item and retry; a sick provider is sorted last.
-        if (error instanceof RpcFailure) this.events.providerError(error.error.provider, error.error.code, error.error.message);
-        else this.events.providerError('follower', 'unexpected', errorMessage(error));
-        // A pushed head that keeps failing (e.g. its hash vanished in a reorg) is replaced by its
-        // height: the block the node has there now is followed instead.
-        if (attempt >= 4 && item.kind === 'head' && this.queue[0] === item) this.queue[0] = { kind: 'number', number: item.head.number };
-        await new Promise((r) => setTimeout(r, backoffDelay(attempt++, 50, 2_000)));
-      }
+      if (outcome.kind === 'end') return this.end(outcome.end);
+      // Upstream trouble while filling: keep the item and retry; a sick provider is sorted last.
+      this.events.providerError(outcome.provider, outcome.code, outcome.message);
+      if (attempt >= 4 && item.kind === 'head') this.queue.replace(item, { kind: 'number', number: item.head.number });
+      await sleepOn(this.clock, backoffDelay(attempt++, 50, 2_000), this.stopping.signal);
     }
   }
 
   private pollOracle(): void {
     if (this.stopped) return;
-    this.oracleTimer = setTimeout(() => {
+    this.cancelOracle = this.clock.after(this.headPollMs, () => {
       void this.checkOracle().finally(() => this.pollOracle());
-    }, this.headPollMs);
+    });
   }
 
   /** The head oracle: another provider's view of the head, to catch a socket that went quiet or fell behind. */
   private async checkOracle(): Promise<void> {
-    const result = await this.pool.call('eth_blockNumber', [], quantitySchema, this.provider?.id);
+    const before = this.phase;
+    const result = await this.pool.call(
+      'eth_blockNumber',
+      [],
+      quantitySchema,
+      before.state === 'active' ? before.link.provider.id : undefined,
+    );
     if (!result.ok) return;
     this.oracleHead = Math.max(this.oracleHead, result.value);
-    if (this.state === 'degraded') {
+    const phase = this.phase;
+    if (phase.state === 'degraded') {
       const cp = this.follower.checkpoint;
-      if (cp === null || this.oracleHead > cp.number) this.enqueue({ kind: 'number', number: this.oracleHead });
+      if (cp === null || this.oracleHead > cp.number) this.queue.push({ kind: 'number', number: this.oracleHead });
       return;
     }
-    if (this.state !== 'active' || this.provider === null) return;
+    if (phase.state !== 'active') return;
     const behind = this.oracleHead - Math.max(this.lastPushNumber, this.follower.checkpoint?.number ?? -1);
     // Measured from when the oracle first got ahead, not from the last push: on a chain that was
     // idle, the oracle may see a new block a moment before its push arrives.
+    const now = this.clock.now();
     if (behind <= 0) this.aheadSince = null;
-    else this.aheadSince ??= Date.now();
-    const aheadFor = this.aheadSince === null ? 0 : Date.now() - this.aheadSince;
-    if (behind >= this.chain.lagBlocks) void this.failover(`lagging ${behind} blocks behind the oracle`);
-    else if (aheadFor > this.stallMs) void this.failover(`silent for ${aheadFor} ms while the oracle moved`);
+    else this.aheadSince ??= now;
+    const aheadFor = this.aheadSince === null ? 0 : now - this.aheadSince;
+    if (behind >= this.chain.lagBlocks) return this.failover(`lagging ${behind} blocks behind the oracle`);
+    if (aheadFor > this.stallMs) return this.failover(`silent for ${aheadFor} ms while the oracle moved`);
+    await this.checkFailback(phase.link);
   }
 
-  private onSocketFailed(socket: WsRpcClient, error: RpcError): void {
-    if (socket !== this.socket) return;
+  private onSocketFailed(socket: RpcSocket, error: RpcError): void {
+    const phase = this.phase;
+    if (this.candidate?.socket === socket) {
+      // The subscription being set up died before it was used: the switch moves on to the next one.
+      this.candidate.lost = true;
+      this.events.providerError(error.provider, error.code, error.message);
+      return;
+    }
+    if (phase.state !== 'active' || phase.link.socket !== socket) return;
     this.events.providerError(error.provider, error.code, error.message);
     void this.failover(`${error.code}: ${error.message}`);
   }
 
+  /** active → backfilling → switching, or → degraded when the window's breaker trips. */
   private async failover(reason: string): Promise<void> {
-    if (this.stopped || this.state === 'degraded') return;
-    if (this.switching) {
-      // The socket being set up died before the switch finished: the switch re-checks it.
-      this.lostWhileSwitching = true;
-      return;
+    const phase = this.phase;
+    if (phase.state !== 'active') return;
+    const started = this.clock.now();
+    const failed = phase.link.provider;
+    phase.link.socket.close();
+    const recent = this.window.record(started);
+    if (recent > this.chain.maxFailovers) {
+      return this.enterDegraded(`${recent} failovers within ${this.chain.failoverWindowMs} ms; last: ${reason}`);
     }
-    const started = Date.now();
-    const failed = this.provider;
-    this.socket?.close();
-    this.socket = null;
-    this.provider = null;
-    const now = Date.now();
-    this.failoverTimes = [...this.failoverTimes.filter((t) => now - t < this.chain.failoverWindowMs), now];
-    if (this.failoverTimes.length > this.chain.maxFailovers) {
-      this.enterDegraded(`${this.failoverTimes.length} failovers within ${this.chain.failoverWindowMs} ms; last: ${reason}`);
-      return;
-    }
-    // Backfill over HTTP up to the oracle's head before switching, so the new socket's first
-    // pushes land on a stream that is already current.
-    this.setState('backfilling');
-    this.switching = true;
-    try {
-      const head = await this.pool.call('eth_blockNumber', [], quantitySchema, failed?.id);
-      if (head.ok) {
-        this.oracleHead = Math.max(this.oracleHead, head.value);
-        this.enqueue({ kind: 'number', number: head.value });
-      }
-    } finally {
-      this.switching = false;
-    }
-    await this.switchProvider(started, reason, new Set(failed === null ? [] : [failed.id]), failed?.id ?? 'none');
+    this.move({ state: 'backfilling' });
+    if (!(await this.catchUp(failed.id)) || this.phase.state !== 'backfilling') return;
+    await this.switchTo(started, reason, new Set([failed.id]), failed.id);
   }
 
-  /** switching: subscribe on each candidate in priority order until one takes; none → degraded. */
-  private async switchProvider(started: number, reason: string, exclude: Set<string>, from = 'none'): Promise<void> {
-    if (this.stopped) return;
-    this.switching = true;
-    this.setState('switching');
-    try {
-      for (const candidate of this.pool.wsCandidates(exclude)) {
-        if (this.stopped) return;
-        if ((await this.subscribe(candidate)) && this.socket?.isOpen === true) {
-          this.setState('active');
-          if (from !== 'none') this.events.failover(this.spec.stream, from, candidate.id, Date.now() - started, reason);
-          return;
-        }
-      }
-      this.enterDegraded(`no WebSocket provider would subscribe (${reason})`);
-      if (from !== 'none') this.events.failover(this.spec.stream, from, null, Date.now() - started, reason);
-    } finally {
-      this.switching = false;
-      const lost = this.lostWhileSwitching;
-      this.lostWhileSwitching = false;
-      if (lost && this.state === 'active' && this.socket?.isOpen !== true) void this.failover('socket lost while switching');
-    }
-  }
-
-  private async subscribe(provider: ProviderConfig): Promise<boolean> {
-    if (provider.wsUrl === undefined) return false;
-    let subscriptionId: string | null = null;
-    const socket: WsRpcClient = new WsRpcClient(provider.id, provider.wsUrl, this.chain.requestTimeoutMs, {
-      notification: (subscription, result) => {
-        if (subscription !== subscriptionId || socket !== this.socket) return;
-        const head = blockHeaderSchema.safeParse(result);
-        if (!head.success) {
-          this.onSocketFailed(socket, {
-            code: 'garbage',
-            retryable: true,
-            provider: provider.id,
-            message: 'newHeads push is not a block header',
-          });
-          return;
-        }
-        this.lastPushNumber = Math.max(this.lastPushNumber, head.data.number);
-        this.enqueue({ kind: 'head', head: head.data });
-      },
-      failed: (error) => this.onSocketFailed(socket, error),
-    });
-    this.socket = socket;
-    this.provider = provider;
-    const opened = await socket.connect();
-    const sub = opened.ok ? await socket.call('eth_subscribe', ['newHeads'], z.string()) : opened;
-    if (!sub.ok || this.stopped) {
-      if (!sub.ok) this.events.providerError(provider.id, sub.error.code, sub.error.message);
-      if (this.socket === socket) {
-        this.socket = null;
-        this.provider = null;
-      }
-      socket.close();
-      return false;
-    }
-    subscriptionId = sub.value;
-    this.subscriptionId = sub.value;
-    // Catch up to the head the node has now without waiting for the next push: a fresh stream
-    // anchors there, a resumed one backfills from its checkpoint. The socket is judged against
-    // the oracle only from this head on.
-    const head = await this.pool.call('eth_blockNumber', [], quantitySchema);
+  /**
+   * Queues the HTTP head for gap-fill, so the next socket's first pushes land on a stream that
+   * is already current. False once the run stopped meanwhile.
+   */
+  private async catchUp(avoid?: string): Promise<boolean> {
+    const head = await this.pool.call('eth_blockNumber', [], quantitySchema, avoid);
+    if (this.stopped) return false;
     if (head.ok) {
       this.oracleHead = Math.max(this.oracleHead, head.value);
-      this.enqueue({ kind: 'number', number: head.value });
+      this.queue.push({ kind: 'number', number: head.value });
     }
-    this.aheadSince = null;
-    this.lastPushNumber = Math.max(this.lastPushNumber, this.follower.checkpoint?.number ?? -1, this.oracleHead);
     return true;
   }
 
+  /** switching: subscribe on each candidate in priority order until one takes; none → degraded. */
+  private async switchTo(started: number, reason: string, exclude: ReadonlySet<string>, from: string | null): Promise<void> {
+    if (this.stopped) return;
+    this.move({ state: 'switching' });
+    for (const provider of this.pool.wsCandidates(exclude)) {
+      const link = await this.connect(provider);
+      if (this.phase.state !== 'switching') {
+        link?.socket.close();
+        return;
+      }
+      if (link === null) continue;
+      this.activate(link);
+      if (from !== null) this.events.failover(this.spec.stream, from, provider.id, this.clock.now() - started, reason);
+      return;
+    }
+    this.enterDegraded(`no WebSocket provider would subscribe (${reason})`);
+    if (from !== null) this.events.failover(this.spec.stream, from, null, this.clock.now() - started, reason);
+  }
+
+  /**
+   * Failback, make-before-break: the preferred's subscription is set up beside the live one, and
+   * the old one closes only once the new one took. Its catch-up head is gap-filled like a failover's.
+   */
+  private async checkFailback(link: HeadLink): Promise<void> {
+    const preferred = this.hold.preferred;
+    if (preferred === null || link.provider.id === preferred.id || this.candidate !== null) return;
+    const due = await this.hold.due(this.oracleHead, () => this.clock.now());
+    if (!due || this.phase.state !== 'active' || this.phase.link !== link) return;
+    const started = this.clock.now();
+    const next = await this.connect(preferred);
+    if (this.phase.state !== 'active' || this.phase.link !== link) return next?.socket.close();
+    if (next === null) return this.hold.reset();
+    this.activate(next);
+    link.socket.close();
+    this.events.failback(this.spec.stream, link.provider.id, preferred.id, this.clock.now() - started);
+  }
+
+  /** Opens a socket on `provider`, subscribes to newHeads and queues the head; null if any of it fails. */
+  private async connect(provider: ProviderConfig): Promise<HeadLink | null> {
+    if (provider.wsUrl === undefined || this.stopped) return null;
+    let subscriptionId: string | null = null;
+    const socket: RpcSocket = this.openSocket(provider.id, provider.wsUrl, this.chain.requestTimeoutMs, {
+      notification: (subscription, result) => {
+        if (subscription !== subscriptionId || !this.carries(socket)) return;
+        const head = blockHeaderSchema.safeParse(result);
+        if (!head.success) {
+          const message = 'newHeads push is not a block header';
+          return this.onSocketFailed(socket, { code: 'garbage', retryable: true, provider: provider.id, message });
+        }
+        this.lastPushNumber = Math.max(this.lastPushNumber, head.data.number);
+        this.queue.push({ kind: 'head', head: head.data });
+      },
+      failed: (error) => this.onSocketFailed(socket, error),
+    });
+    const candidate: Candidate = { socket, lost: false };
+    this.candidate = candidate;
+    try {
+      const opened = await socket.connect();
+      const sub = opened.ok ? await socket.call('eth_subscribe', ['newHeads'], z.string()) : opened;
+      if (!sub.ok) this.events.providerError(provider.id, sub.error.code, sub.error.message);
+      if (!sub.ok || this.stopped || candidate.lost) {
+        socket.close();
+        return null;
+      }
+      subscriptionId = sub.value;
+      // Catch up to the head the node has now without waiting for the next push: a fresh stream
+      // anchors there, a resumed one backfills from its checkpoint.
+      if (!(await this.catchUp()) || candidate.lost || !socket.isOpen) {
+        socket.close();
+        return null;
+      }
+      return { provider, socket, subscriptionId };
+    } finally {
+      if (this.candidate === candidate) this.candidate = null;
+    }
+  }
+
+  /** Whether pushes from `socket` are followed: the live subscription's, or the one being set up. */
+  private carries(socket: RpcSocket): boolean {
+    const phase = this.phase;
+    return (phase.state === 'active' && phase.link.socket === socket) || this.candidate?.socket === socket;
+  }
+
+  /** The socket is judged against the oracle only from its catch-up head on. */
+  private activate(link: HeadLink): void {
+    this.move({ state: 'active', link });
+    this.aheadSince = null;
+    this.lastPushNumber = Math.max(this.lastPushNumber, this.follower.checkpoint?.number ?? -1, this.oracleHead);
+    // The hold-down counts from now: a provider is given the whole of it after the run left it.
+    if (link.provider.id !== this.hold.preferred?.id) this.hold.reset();
+  }
+
   private enterDegraded(why: string): void {
-    this.setState('degraded');
+    this.move({ state: 'degraded' });
     this.events.degraded(this.spec.stream, true);
     this.events.providerError('all', 'degraded', why);
-    clearTimeout(this.recoverTimer);
-    this.recoverTimer = setTimeout(() => {
-      if (this.stopped) return;
-      this.failoverTimes = [];
+    this.cancelRecover();
+    this.cancelRecover = this.clock.after(this.chain.degradedRecoverMs, () => {
+      if (this.phase.state !== 'degraded') return;
+      this.window.clear();
       this.events.degraded(this.spec.stream, false);
-      void this.switchProvider(Date.now(), 'recovering from degraded mode', new Set());
-    }, this.chain.degradedRecoverMs);
+      void this.switchTo(this.clock.now(), 'recovering from degraded mode', new Set(), null);
+    });
   }
 
   private end(end: RunEnd): void {
-    this.stopped = true;
-    this.halted = end.reason === 'halted';
-    clearTimeout(this.oracleTimer);
-    clearTimeout(this.recoverTimer);
-    this.socket?.close();
-    this.socket = null;
-    this.wake?.();
-    this.finish(end);
+    const phase = this.phase;
+    if (phase.state === 'stopped') return;
+    this.move({ state: 'stopped', end });
+    this.release(phase.state === 'active' ? phase.link : null, end);
   }
 
-  async stop(): Promise<void> {
-    if (!this.stopped) {
-      this.stopped = true;
-      const socket = this.socket;
-      if (socket !== null && this.subscriptionId !== null) {
-        // Polite, bounded by the request timeout: closing the socket ends the subscription anyway.
-        await socket.call('eth_unsubscribe', [this.subscriptionId], z.boolean());
-      }
-      this.end({ reason: 'stopped' });
-    }
-    await this.ended;
+  private release(link: HeadLink | null, end: RunEnd): void {
+    link?.socket.close();
+    this.candidate?.socket.close();
+    this.finish(end);
   }
 }

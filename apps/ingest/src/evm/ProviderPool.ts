@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { systemClock } from '@streamgate/ingest-core';
+import type { Clock } from '@streamgate/ingest-core';
 import type { ProviderConfig } from '../config.js';
 import { HttpRpcClient } from './HttpRpcClient.js';
 import type { ProviderReader } from './LogRangeFetcher.js';
@@ -6,9 +8,9 @@ import { LogSpanBook } from './LogSpanBook.js';
 import type { RpcError, RpcResult } from './RpcError.js';
 
 interface HttpStats {
-  client: HttpRpcClient;
-  /** Exponentially weighted latency of successful calls, ms. */
-  latencyMs: number;
+  client: HttpCaller;
+  /** Exponentially weighted latency of successful calls, ms; null before the first one. */
+  latencyMs: number | null;
   failedUntil: number;
 }
 
@@ -17,12 +19,21 @@ export interface RpcReader extends ProviderReader {
   call<S extends z.ZodType>(method: string, params: readonly unknown[], schema: S, avoid?: string): Promise<RpcResult<z.output<S>>>;
 }
 
+/** What a stream run uses of a chain's providers: HTTP reads, and WebSocket candidates by priority. */
+export interface EvmProviders extends RpcReader {
+  wsCandidates(exclude: ReadonlySet<string>): ProviderConfig[];
+}
+
+/** How an HTTP provider is reached: the seam the pool's unit tests replace with a fake. */
+export type HttpCaller = Pick<HttpRpcClient, 'provider' | 'call'>;
+export type OpenHttpCaller = (provider: string, url: string, timeoutMs: number) => HttpCaller;
+
 /**
  * A chain's providers. WebSocket subscriptions go by configured priority; HTTP calls (gap-fill,
  * the head oracle) go to the fastest healthy HTTP endpoint, chosen independently, because the
  * best socket for pushes is not necessarily the best endpoint for bulk reads.
  */
-export class ProviderPool implements RpcReader {
+export class ProviderPool implements EvmProviders {
   private readonly http: HttpStats[];
   /** The eth_getLogs span each HTTP provider accepts, learned from its refusals. */
   readonly logSpans = new LogSpanBook();
@@ -32,9 +43,11 @@ export class ProviderPool implements RpcReader {
     timeoutMs: number,
     private readonly cooldownMs: number,
     private readonly onError: (error: RpcError) => void,
+    private readonly clock: Clock = systemClock,
+    openHttp: OpenHttpCaller = (id, url, ms) => new HttpRpcClient(id, url, ms),
   ) {
     this.http = providers.flatMap((p) =>
-      p.httpUrl === undefined ? [] : [{ client: new HttpRpcClient(p.id, p.httpUrl, timeoutMs), latencyMs: 0, failedUntil: 0 }],
+      p.httpUrl === undefined ? [] : [{ client: openHttp(p.id, p.httpUrl, timeoutMs), latencyMs: null, failedUntil: 0 }],
     );
   }
 
@@ -47,9 +60,9 @@ export class ProviderPool implements RpcReader {
 
   /** HTTP endpoints, healthy ones first by latency; `avoid` (e.g. the failing socket's provider) last. */
   private httpOrder(avoid?: string): HttpStats[] {
-    const now = Date.now();
+    const now = this.clock.now();
     const rank = (s: HttpStats) => (s.failedUntil > now ? 2 : 0) + (s.client.provider === avoid ? 1 : 0);
-    return [...this.http].sort((a, b) => rank(a) - rank(b) || a.latencyMs - b.latencyMs);
+    return [...this.http].sort((a, b) => rank(a) - rank(b) || (a.latencyMs ?? 0) - (b.latencyMs ?? 0));
   }
 
   httpProviderIds(avoid?: string): string[] {
@@ -88,15 +101,15 @@ export class ProviderPool implements RpcReader {
     params: readonly unknown[],
     schema: S,
   ): Promise<RpcResult<z.output<S>>> {
-    const started = performance.now();
+    const started = this.clock.now();
     const result = await stats.client.call(method, params, schema);
     if (result.ok) {
-      const took = performance.now() - started;
-      stats.latencyMs = stats.latencyMs === 0 ? took : stats.latencyMs * 0.8 + took * 0.2;
+      const took = this.clock.now() - started;
+      stats.latencyMs = stats.latencyMs === null ? took : stats.latencyMs * 0.8 + took * 0.2;
       return result;
     }
     // A node's own JSON-RPC error (e.g. unknown block) says nothing about the endpoint's health.
-    if (result.error.code !== 'rpc_error') stats.failedUntil = Date.now() + this.cooldownMs;
+    if (result.error.code !== 'rpc_error') stats.failedUntil = this.clock.now() + this.cooldownMs;
     this.onError(result.error);
     return result;
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { backoffDelay } from '@streamgate/protocol';
-import type { RunContext, WriteBatch } from '@streamgate/ingest-core';
+import { sleepOn, systemClock } from '@streamgate/ingest-core';
+import type { Clock, RunContext, WriteBatch } from '@streamgate/ingest-core';
 import type { EvmRunEvents } from './evmEvents.js';
 import { RunStop } from './RunStop.js';
 
@@ -15,6 +16,7 @@ export class SequencedWriter {
     private readonly ctx: RunContext,
     private readonly stream: string,
     private readonly events: EvmRunEvents,
+    private readonly clock: Clock = systemClock,
   ) {
     this.seq = z.coerce
       .number()
@@ -59,7 +61,7 @@ export class SequencedWriter {
           throw new RunStop({ reason: 'failed', error });
         case 'redis_unavailable':
           if (this.ctx.signal.aborted) throw new RunStop({ reason: 'stopped' });
-          await new Promise((r) => setTimeout(r, backoffDelay(attempt, 100, 5_000)));
+          await sleepOn(this.clock, backoffDelay(attempt, 100, 5_000), this.ctx.signal);
       }
     }
   }

@@ -3,6 +3,8 @@ import type { IngestLogEvent } from '@streamgate/ingest-events';
 /** Hooks for metrics and logs from one EVM stream run. */
 export interface EvmRunEvents {
   failover(stream: string, from: string, to: string | null, durationMs: number, reason: string): void;
+  /** Back on the preferred provider after the hold-down; `durationMs` is the make-before-break switch. */
+  failback(stream: string, from: string, to: string, durationMs: number): void;
   /** After a backfill: how many blocks, time spent fetching them and writing them. */
   backfill(stream: string, blocks: number, fetchMs: number, writeMs: number): void;
   degraded(stream: string, on: boolean): void;

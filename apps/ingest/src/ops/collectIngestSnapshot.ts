@@ -48,6 +48,8 @@ function toChain(view: EvmStreamView): IngestChainStream {
     chain: clip(view.chain, LABEL_MAX),
     state: view.state,
     provider: view.provider === null ? null : clip(view.provider, LABEL_MAX),
+    preferredProvider: view.preferredProvider === null ? null : clip(view.preferredProvider, LABEL_MAX),
+    onPreferred: view.onPreferred,
     head: view.head,
     lastWritten: view.lastWritten,
     failovers: view.failovers,

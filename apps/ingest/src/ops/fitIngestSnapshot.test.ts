@@ -8,6 +8,8 @@ const chain = (i: number): IngestChainStream => ({
   chain: `chain-${i}`,
   state: 'active',
   provider: 'provider-a',
+  preferredProvider: 'provider-a',
+  onPreferred: true,
   head: 1_000_000 + i,
   lastWritten: 1_000_000 + i,
   failovers: i,

@@ -51,7 +51,7 @@ export class ShardReconciler {
     const abort = new AbortController();
     const sessionId = shard.sessionId;
     const deadline = setTimeout(() => this.conclude(shard, token, { kind: 'deadline' }), this.timeoutMs);
-    shard.attempt = { token, kind, startedAt: this.now(), abort, deadline, subscribe: [...subscribe], unsubscribe: [...unsubscribe] };
+    shard.begin({ token, kind, startedAt: this.now(), abort, deadline, subscribe: [...subscribe], unsubscribe: [...unsubscribe] });
     // Every call waits for the rate limiter (acquire): a fail-fast check would drop a tick's only
     // recovery for a whole interval to avoid waiting a second.
     const opts = { signal: abort.signal, limiter: 'acquire' as const, timeoutMs: this.timeoutMs };
@@ -68,21 +68,19 @@ export class ShardReconciler {
 
   /** Abandons the shard's attempt (its session dropped or was replaced); a late answer is then stale. */
   cancel(shard: VenueShard): void {
-    const attempt = shard.attempt;
+    const attempt = shard.end();
     if (attempt === undefined) return;
-    shard.attempt = undefined;
     clearTimeout(attempt.deadline);
     attempt.abort.abort();
     shard.uncertain(attempt.subscribe, this.now() + this.ghostMs);
   }
 
   private conclude(shard: VenueShard, token: number, outcome: Outcome): void {
-    const attempt = shard.attempt;
-    if (attempt?.token !== token || shard.retired) {
+    const attempt = shard.retired ? undefined : shard.end(token);
+    if (attempt === undefined) {
       if (outcome.kind === 'answered') this.hooks.staleAnswer();
       return;
     }
-    shard.attempt = undefined;
     clearTimeout(attempt.deadline);
     const ghostUntil = this.now() + this.ghostMs;
     if (outcome.kind === 'deadline') {

@@ -13,9 +13,10 @@ import type { AttemptResult } from './ShardReconciler.js';
 import type { VenueNotice } from './VenueNotice.js';
 import { venueSymbolSchema } from './venueSchemas.js';
 import type { VenueKind } from './venueSchemas.js';
-import { VenueSession } from './VenueSession.js';
 import { VenueShard } from './VenueShard.js';
-import type { Attempt, AttemptKind } from './VenueShard.js';
+import type { Attempt, AttemptKind, OpenShardSession } from './VenueShard.js';
+import { judgeAttempt } from './judgeAttempt.js';
+import { openShardSessions } from './openShardSessions.js';
 
 /** Caller-supplied symbol lists: checked whole before anything moves. */
 const symbolListSchema = z.array(venueSymbolSchema).max(10_000);
@@ -44,9 +45,34 @@ export class VenueFeed {
   private lastCoverage = '';
   private closed = false;
   private readonly now: () => number;
+  private readonly openSession: OpenShardSession;
 
   constructor(private readonly options: VenueFeedOptions) {
     this.now = options.now ?? Date.now;
+    this.openSession = openShardSessions(options, {
+      isLive: (shard, generation) => !this.closed && shard.generation === generation && this.shards.get(shard.index) === shard,
+      linkUp: (shard) => {
+        shard.linkUp();
+        this.pump(shard);
+      },
+      linkDown: (shard) => {
+        // Cancelled first: what it sent becomes maybe-held and a ghost, and the drop then forgets
+        // the maybe-held while the ghosts stay for the same session id.
+        this.reconciler.cancel(shard);
+        shard.linkDown();
+        this.coverage.forget(shard.symbols);
+        this.calls.settle();
+      },
+      payload: (payload) => {
+        const wanted = this.wanted.has(payload.symbol);
+        this.options.events?.payload?.(payload.kind, wanted);
+        if (!wanted) return;
+        this.coverage.observe(payload.symbol, payload.kind, this.now());
+        this.options.onPayload?.(payload);
+      },
+      notice: (notice) => this.notice(notice),
+      crashed: (shard, reason) => this.reopen(shard, reason),
+    });
     this.ceiling = options.maxSymbolsPerSession;
     this.rejected = new RejectionList(options.rejectedSymbolTtlMs, this.now);
     this.coverage = new CoverageMap(options.declaredKinds ?? options.kinds, options.coverageStaleMs);
@@ -59,8 +85,8 @@ export class VenueFeed {
         rejectedUntil: (s) => this.rejected.expiry(s),
         unplaced: (s) => this.wanted.has(s) && this.unplaced.has(s),
         // A symbol unsubscribed again before its subscribe settled is superseded, not pending.
-        confirmed: (s) => !this.wanted.has(s) || (this.shardOf(s)?.confirmed.has(s) ?? false),
-        held: (s) => [...this.shards.values()].some((sh) => sh.confirmed.has(s) || sh.maybe.has(s)),
+        confirmed: (s) => !this.wanted.has(s) || (this.shardOf(s)?.isConfirmed(s) ?? false),
+        held: (s) => [...this.shards.values()].some((sh) => sh.mayHold(s)),
         onConnectedShard: (s) => this.shardOf(s)?.connected ?? false,
       },
       Math.floor((options.callTimeoutMs * 2) / 3),
@@ -146,7 +172,7 @@ export class VenueFeed {
         sessionId: sh.sessionId,
         connected: sh.connected,
         symbols: sh.symbols.length,
-        confirmed: sh.confirmed.size,
+        confirmed: sh.confirmedCount,
         attempt: sh.attempt?.kind ?? null,
         reassertFailures: sh.reassertFailures,
       })),
@@ -201,81 +227,23 @@ export class VenueFeed {
     for (const [index, symbols] of planned) {
       const shard = this.shards.get(index) ?? this.openShard(index);
       if (!sameList(shard.symbols, symbols)) {
-        shard.symbols = symbols;
+        shard.assign(symbols);
         this.pump(shard);
       }
     }
     for (const shard of this.shards.values()) {
       if (planned.has(shard.index) || shard.symbols.length === 0) continue;
-      shard.symbols = [];
+      shard.assign([]);
       this.pump(shard);
     }
     this.calls.settle();
   }
 
   private openShard(index: number): VenueShard {
-    const shard = new VenueShard(index, newSessionId(this.options.venue, index), undefined as unknown as VenueSession);
-    shard.session = this.newSession(shard);
+    const shard = new VenueShard(index, () => newSessionId(this.options.venue, index), this.openSession);
     this.shards.set(index, shard);
     shard.session.open();
     return shard;
-  }
-
-  private newSession(shard: VenueShard): VenueSession {
-    const generation = shard.generation;
-    const live = () => !this.closed && shard.generation === generation && this.shards.get(shard.index) === shard;
-    return new VenueSession({
-      mqttUrl: this.options.mqttUrl,
-      appKey: this.options.appKey,
-      sessionId: shard.sessionId,
-      connectTimeoutMs: this.options.connectTimeoutMs,
-      onLinkUp: () => {
-        if (!live()) return;
-        shard.connected = true;
-        shard.needsReplay = true;
-        shard.refusalReported = false;
-        shard.forgetVenueState(false);
-        shard.resetRetry();
-        this.pump(shard);
-      },
-      onLinkDown: (reason) => {
-        if (!live()) return;
-        this.options.log.warn({ venue: this.options.venue, shard: shard.index, reason: reason.message }, 'venue session down');
-        shard.connected = false;
-        this.reconciler.cancel(shard);
-        shard.forgetVenueState(false);
-        this.coverage.forget(shard.symbols);
-        this.calls.settle();
-      },
-      onPayload: (payload) => {
-        if (!live()) return;
-        const wanted = this.wanted.has(payload.symbol);
-        this.options.events?.payload?.(payload.kind, wanted);
-        if (!wanted) return;
-        this.coverage.observe(payload.symbol, payload.kind, this.now());
-        this.options.onPayload?.(payload);
-      },
-      onGarbage: (topic, why) => {
-        this.options.events?.garbage?.(why);
-        this.options.log.warn({ venue: this.options.venue, shard: shard.index, topic, why }, 'venue payload refused');
-      },
-      onConnectFailed: (error, attempt) => {
-        if (!live()) return;
-        this.options.log.warn(
-          { venue: this.options.venue, shard: shard.index, attempt, err: error.message },
-          'venue session connect failed',
-        );
-        // A refusal that retrying cannot fix (a bad app key) would otherwise retry forever, quietly;
-        // reported once until the session connects again.
-        if (!error.retryable && !shard.refusalReported) {
-          shard.refusalReported = true;
-          this.notice({ type: 'session_refused', shard: shard.index, reason: error.message });
-        }
-      },
-      onCallbackError: (hook, error) => {
-        if (live()) this.reopen(shard, `${hook} threw: ${errorMessage(error)}`);
-      },
-    });
   }
 
   /**
@@ -285,50 +253,29 @@ export class VenueFeed {
    * session has worked.
    */
   private reopen(shard: VenueShard, reason: string): void {
-    shard.crashes += 1;
-    this.options.log.error(
-      { venue: this.options.venue, shard: shard.index, reason, crashes: shard.crashes },
-      'venue session crashed; reopening',
-    );
-    if (shard.crashes === 1) this.notice({ type: 'shard_crashed', shard: shard.index, reason });
+    const crashes = shard.crashed();
+    this.options.log.error({ venue: this.options.venue, shard: shard.index, reason, crashes }, 'venue session crashed; reopening');
+    if (crashes === 1) this.notice({ type: 'shard_crashed', shard: shard.index, reason });
     this.calls.fail(
       { code: 'shard_crashed', retryable: true, message: `the session carrying these symbols crashed (${reason}); it is being reopened` },
       new Set(shard.symbols),
     );
-    const old = shard.session;
     this.reconciler.cancel(shard);
-    shard.generation += 1;
-    shard.connected = false;
-    shard.forgetVenueState(true);
-    shard.resetRetry();
     this.coverage.forget(shard.symbols);
-    shard.sessionId = newSessionId(this.options.venue, shard.index);
-    const session = this.newSession(shard);
-    shard.session = session;
+    const old = shard.replaceSession(crashes > 1 ? backoffDelay(crashes - 1, 500, 30_000) : 0);
     old.destroy();
-    const delay = shard.crashes > 1 ? backoffDelay(shard.crashes - 1, 500, 30_000) : 0;
-    clearTimeout(shard.reopenTimer);
-    shard.reopenTimer = setTimeout(() => {
-      shard.reopenTimer = undefined;
-      if (!this.closed && !shard.retired && shard.session === session) session.open();
-    }, delay);
   }
 
   private async dropShard(shard: VenueShard): Promise<void> {
-    shard.retired = true;
-    clearTimeout(shard.reopenTimer);
+    shard.retire();
     this.reconciler.cancel(shard);
-    shard.resetRetry();
     if (this.shards.get(shard.index) === shard) this.shards.delete(shard.index);
     await shard.session.close();
   }
 
   private pump(shard: VenueShard): void {
-    if (this.closed || shard.retired || shard.attempt !== undefined || !shard.connected || shard.retryTimer !== undefined) return;
-    if (shard.needsReplay) {
-      shard.needsReplay = false;
-      if (shard.symbols.length > 0) return this.reconciler.run(shard, 'replay', shard.symbols, []);
-    }
+    if (this.closed || !shard.ready) return;
+    if (shard.takeReplay() && shard.symbols.length > 0) return this.reconciler.run(shard, 'replay', shard.symbols, []);
     const { subscribe, unsubscribe } = shard.diff();
     if (subscribe.length > 0 || unsubscribe.length > 0) return this.reconciler.run(shard, 'diff', subscribe, unsubscribe);
     // An emptied shard keeps its session: closing it and opening another when a symbol comes
@@ -337,67 +284,25 @@ export class VenueFeed {
   }
 
   private concluded(shard: VenueShard, attempt: Attempt, result: AttemptResult): void {
-    let failure: string | undefined;
-    let replan = false;
-    switch (result.kind) {
-      case 'ok':
-        break;
-      case 'refused': {
-        // One unknown symbol fails the whole batch: exclude just the named ones, retry the rest at once.
-        const sent = new Set(attempt.subscribe);
-        const fresh = result.symbols.filter((s) => sent.has(s) && !this.rejected.has(s));
-        if (fresh.length === 0) {
-          // Naming nothing we sent (or only what is already excluded) changes no plan: resending
-          // at once would spend the key's whole rate budget on one refusal. Back off instead.
-          failure = `venue answered INVALID_SYMBOL naming ${result.symbols.length === 0 ? 'no symbol' : result.symbols.join(', ')}, none of them new in this batch`;
-          break;
-        }
-        this.rejected.add(fresh);
-        this.options.log.warn({ venue: this.options.venue, symbols: fresh }, 'venue refused symbols; excluded until their TTL');
-        this.notice({
-          type: 'refusal',
-          symbols: fresh,
-          until: this.rejected.expiry(fresh[0] ?? '') ?? this.now(),
-          reason: 'invalid_symbol',
-        });
-        replan = true;
-        break;
-      }
-      case 'ceiling': {
-        // A capacity measurement, not a failure. A stated limit below the ceiling is taken as is;
-        // a venue that enforces less than it states (or states nothing) is measured from what
-        // this session held, else shrunk by a tenth, so each refusal moves the plan.
-        const held = shard.confirmed.size;
-        if (new Set([...shard.confirmed, ...attempt.subscribe]).size > this.ceiling) {
-          // Sent under an older, higher ceiling: the current one already explains it, and the
-          // plan made since then is what goes next.
-          replan = true;
-          break;
-        }
-        const measured =
-          result.limit > 0 && result.limit < this.ceiling
-            ? result.limit
-            : held > 0 && held < this.ceiling
-              ? held
-              : Math.floor(this.ceiling * 0.9);
-        if (measured < 1 || measured >= this.ceiling) {
-          failure = `venue answered TOO_MANY_SYMBOLS at a ceiling of ${this.ceiling}`;
-          break;
-        }
-        this.ceiling = measured;
-        this.options.log.warn(
-          { venue: this.options.venue, ceiling: measured, stated: result.limit },
-          'venue ceiling lower than stated; re-sharding',
-        );
-        this.notice({ type: 'ceiling_lowered', ceiling: measured });
-        replan = true;
-        break;
-      }
-      case 'invalid_session':
-        this.options.events?.attempt?.(attempt.kind, 'invalid_session');
-        return this.reopen(shard, 'venue answered INVALID_SESSION');
-      case 'failed':
-        failure = result.reason;
+    const verdict = judgeAttempt(shard, attempt, result, this.ceiling, (s) => this.rejected.has(s));
+    if (verdict.kind === 'reopen') {
+      this.options.events?.attempt?.(attempt.kind, 'invalid_session');
+      return this.reopen(shard, verdict.reason);
+    }
+    const { failure, replan, refused, ceiling } = verdict;
+    if (refused !== undefined) {
+      this.rejected.add(refused);
+      this.options.log.warn({ venue: this.options.venue, symbols: refused }, 'venue refused symbols; excluded until their TTL');
+      const until = this.rejected.expiry(refused[0] ?? '') ?? this.now();
+      this.notice({ type: 'refusal', symbols: [...refused], until, reason: 'invalid_symbol' });
+    }
+    if (ceiling !== undefined) {
+      this.ceiling = ceiling.measured;
+      this.options.log.warn(
+        { venue: this.options.venue, ceiling: ceiling.measured, stated: ceiling.stated },
+        'venue ceiling lower than stated; re-sharding',
+      );
+      this.notice({ type: 'ceiling_lowered', ceiling: ceiling.measured });
     }
     this.options.events?.attempt?.(attempt.kind, failure === undefined ? (replan ? 'replanned' : 'ok') : 'failed');
     if (failure !== undefined) this.failed(shard, attempt.kind, failure);
@@ -408,28 +313,19 @@ export class VenueFeed {
   }
 
   private succeeded(shard: VenueShard, kind: AttemptKind): void {
-    shard.retryAttempt = 0;
-    if (kind === 'replay' || kind === 'reassert') shard.crashes = 0;
-    if ((kind === 'reassert' || kind === 'replay') && shard.reassertFailures > 0) {
-      this.notice({ type: 'reassert_recovered', shard: shard.index, failures: shard.reassertFailures });
-      shard.reassertFailures = 0;
-    }
+    const failures = shard.succeeded(kind);
+    if (failures > 0) this.notice({ type: 'reassert_recovered', shard: shard.index, failures });
   }
 
   private failed(shard: VenueShard, kind: AttemptKind, reason: string): void {
-    if (kind === 'replay') shard.needsReplay = true;
+    if (kind === 'replay') shard.owesReplay();
     this.options.log.warn({ venue: this.options.venue, shard: shard.index, kind, reason }, 'venue reconcile failed');
     if (kind === 'reassert') {
       // Latched per session: a notice on entering failure and one on recovery, not one per tick.
-      shard.reassertFailures += 1;
-      if (shard.reassertFailures === 1) this.notice({ type: 'reassert_failing', shard: shard.index, reason });
+      if (shard.reassertFailed() === 1) this.notice({ type: 'reassert_failing', shard: shard.index, reason });
       return;
     }
-    const delay = backoffDelay(shard.retryAttempt++, 250, 30_000);
-    shard.retryTimer = setTimeout(() => {
-      shard.retryTimer = undefined;
-      this.pump(shard);
-    }, delay);
+    shard.scheduleRetry(() => this.pump(shard));
   }
 
   /** The blind re-assert: every connected session's whole list, one attempt per session per tick. */
@@ -446,9 +342,7 @@ export class VenueFeed {
         this.options.events?.reassertSkipped?.(shard.index);
         continue;
       }
-      clearTimeout(shard.retryTimer);
-      shard.retryTimer = undefined;
-      shard.needsReplay = false;
+      shard.beginReassert();
       this.reconciler.run(shard, 'reassert', shard.symbols, shard.stale(this.now()));
     }
     this.reportCoverage();

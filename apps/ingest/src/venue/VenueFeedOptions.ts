@@ -1,7 +1,8 @@
 import type { CoreLog } from '@streamgate/ingest-core';
 import type { VenueNotice } from './VenueNotice.js';
 import type { VenueKind, VenuePayload } from './venueSchemas.js';
-import type { AttemptKind } from './VenueShard.js';
+import type { AttemptKind, ShardSession } from './VenueShard.js';
+import type { VenueSessionOptions } from './VenueSession.js';
 import type { VenueHttpClient } from './VenueHttpClient.js';
 
 export interface VenueFeedEvents {
@@ -37,4 +38,6 @@ export interface VenueFeedOptions {
   readonly onPayload?: (payload: VenuePayload) => void;
   readonly events?: VenueFeedEvents;
   readonly now?: () => number;
+  /** Opens an MQTT session; VenueSession unless a test hands in a fake. */
+  readonly openSession?: (options: VenueSessionOptions) => ShardSession;
 }

@@ -1,3 +1,4 @@
 export { MemoryDemandSource } from './MemoryDemandSource.js';
 export { MemoryLeaseStore } from './MemoryLeaseStore.js';
 export { MemoryStreamWriter } from './MemoryStreamWriter.js';
+export { ManualClock, settle } from './ManualClock.js';
