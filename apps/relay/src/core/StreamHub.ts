@@ -118,7 +118,7 @@ export class StreamHub {
     stream: StreamName,
     from: StreamId | undefined,
     exp: number,
-    onEnded: (error: RelayError) => void,
+    onEnded: (error: RelayError, sub: HubSubscriber) => void,
   ): HubSubscriber {
     const sub = new HubSubscriber(conn, sid, stream, from ?? STREAM_START, exp, onEnded);
     if (this.unavailable !== null) {
@@ -211,7 +211,7 @@ export class StreamHub {
   private readonly endSubscriber = (sub: HubSubscriber, error: RelayError): void => {
     if (sub.gone) return;
     this.unsubscribe(sub);
-    sub.onEnded(error);
+    sub.onEnded(error, sub);
   };
 
   private channelFor(stream: StreamName): StreamChannel {
