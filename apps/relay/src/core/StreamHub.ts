@@ -170,7 +170,7 @@ export class StreamHub {
       sub.conn.send(subscribedFrameText(sub.sid, sub.stream, 'fresh', position, sub.exp));
       sub.decide(position, false);
       channel.place(sub);
-      return { ok: true };
+      return STARTED;
     }
 
     let decision: RecoveryDecision = { recovery: 'reset', after: STREAM_START };
@@ -194,7 +194,7 @@ export class StreamHub {
     this.options.metrics.recovery(decision.recovery);
     sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
     channel.place(sub);
-    return { ok: true };
+    return STARTED;
   }
 
   private abandon(channel: StreamChannel, sub: HubSubscriber, message: string): StartResult {
@@ -241,6 +241,9 @@ export class StreamHub {
     });
   }
 }
+
+/** Every started subscriber's settled result is this one object: each held a copy for its life. */
+const STARTED: StartResult = Object.freeze({ ok: true });
 
 /** Metadata reads a resume makes before it gives up on a stream that keeps being recreated. */
 const MAX_DECISION_READS = 3;
