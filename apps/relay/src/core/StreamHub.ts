@@ -167,9 +167,8 @@ export class StreamHub {
     if (from === undefined) {
       const position = channel.liveCursor();
       this.options.metrics.recovery('fresh');
-      sub.conn.send(subscribedFrameText(sub.sid, sub.stream, 'fresh', position, sub.exp));
       sub.decide(position, false);
-      channel.place(sub);
+      this.answer(channel, sub, subscribedFrameText(sub.sid, sub.stream, 'fresh', position, sub.exp));
       return STARTED;
     }
 
@@ -192,9 +191,20 @@ export class StreamHub {
     }
     sub.decide(decision.after, decision.recovery === 'truncated' || decision.recovery === 'reset');
     this.options.metrics.recovery(decision.recovery);
-    sub.conn.send(subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
-    channel.place(sub);
+    this.answer(channel, sub, subscribedFrameText(sub.sid, sub.stream, decision.recovery, decision.after, sub.exp));
     return STARTED;
+  }
+
+  /**
+   * `subscribed`, then the subscriber placed: a subscriber at the cursor gets its `live` at once.
+   * Both leave in one socket write (this runs after an await, outside any uWS callback, where
+   * each send would be a write of its own): a subscribe storm costs half the syscalls.
+   */
+  private answer(channel: StreamChannel, sub: HubSubscriber, subscribed: string): void {
+    sub.conn.cork(() => {
+      sub.conn.send(subscribed);
+      channel.place(sub);
+    });
   }
 
   private abandon(channel: StreamChannel, sub: HubSubscriber, message: string): StartResult {
