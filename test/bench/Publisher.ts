@@ -3,6 +3,9 @@ import { parseRedisTarget } from '@streamgate/protocol';
 import { Server } from 'socket.io';
 import { createAdapter } from '@socket.io/redis-streams-adapter';
 import WebSocket from 'ws';
+import { createPublisher as createStreamgatePublisher } from '@streamgate/server';
+import type { StreamRef } from '@streamgate/server';
+import type { RedisClient } from '@streamgate/redis';
 import { withDeadline } from '@streamgate/testkit';
 import type { ServerKind } from './loadgen/protocols.js';
 
@@ -23,13 +26,68 @@ export function payloadText(seq: number, intendedMs: number): string {
   return `{"q":${seq},"t":${intendedMs.toFixed(3)},"p":"${PADDING}"}`;
 }
 
+/** The same event as an object, for writers that serialize it themselves (its JSON is payloadText's). */
+export interface BenchPayload {
+  readonly q: number;
+  readonly t: number;
+  readonly p: string;
+}
+
+export function payloadOf(seq: number, intendedMs: number): BenchPayload {
+  return { q: seq, t: Number(intendedMs.toFixed(3)), p: PADDING };
+}
+
 /**
- * The relay and the hand-written ws relay read Redis streams: the publisher XADDs (pipelined per
- * tick) exactly as streamgate's own publisher does.
+ * The relay is written to by streamgate's own publisher (`createPublisher` from
+ * @streamgate/server), as a product team would, so that whatever its write does for the relay
+ * (the entry travelling with its write) is what the bench measures. Its connection is duplicated
+ * from a client with auto-pipelining: the publishes of one tick leave in one write, as the
+ * per-tick pipeline of the ws relay's writer does.
  */
-function redisPublisher(redisUrl: string): Publisher {
+function streamgatePublisher(redisUrl: string): Publisher {
   const address = parseRedisTarget(redisUrl);
-  if (address?.kind === 'cluster') return clusterPublisher(address.host, address.port);
+  const template: RedisClient =
+    address?.kind === 'cluster'
+      ? new Cluster([{ host: address.host, port: address.port }], { enableAutoPipelining: true, lazyConnect: true })
+      : new Redis(redisUrl, { enableAutoPipelining: true, lazyConnect: true });
+  const publisher = createStreamgatePublisher({ redis: template, maxLen: 10_000 });
+  const refs = new Map<string, StreamRef<BenchPayload>>();
+  let failures = 0;
+  const refOf = (stream: string): StreamRef<BenchPayload> => {
+    const known = refs.get(stream);
+    if (known !== undefined) return known;
+    // No schema: the bench's payload is its own, and the relay must not pay for checking it.
+    const ref: StreamRef<BenchPayload> = { name: stream, schema: undefined };
+    refs.set(stream, ref);
+    return ref;
+  };
+  return {
+    publish(stream, seq, intendedMs) {
+      void publisher.publish(refOf(stream), payloadOf(seq, intendedMs)).then((result) => {
+        // Counted, and the first few told: a lost write shows up as undelivered in the step.
+        if (!result.ok && failures++ < 5) process.stderr.write(`publisher: ${result.error.code}: ${result.error.message}\n`);
+      });
+    },
+    flush() {
+      // Auto-pipelining sends what this tick queued.
+    },
+    retarget() {
+      // Redis did not move.
+    },
+    async close() {
+      await publisher.close();
+      template.disconnect();
+    },
+  };
+}
+
+/**
+ * The hand-written ws relay's writer: plain XADDs, pipelined per tick, as a team without
+ * streamgate would write them.
+ */
+function xaddPublisher(redisUrl: string): Publisher {
+  const address = parseRedisTarget(redisUrl);
+  if (address?.kind === 'cluster') return clusterXaddPublisher(address.host, address.port);
   const redis = new Redis(redisUrl);
   let pipeline = redis.pipeline();
   let queued = 0;
@@ -58,7 +116,7 @@ function redisPublisher(redisUrl: string): Publisher {
  * auto-pipelining batches those of one tick per node, which is what the per-tick pipeline above
  * does on one Redis.
  */
-function clusterPublisher(host: string, port: number): Publisher {
+function clusterXaddPublisher(host: string, port: number): Publisher {
   const cluster = new Cluster([{ host, port }], { enableAutoPipelining: true });
   return {
     publish(stream, seq, intendedMs) {
@@ -84,7 +142,7 @@ function socketioPublisher(redisUrl: string): Publisher {
   const io = new Server({ adapter: createAdapter(redis) });
   return {
     publish(stream, seq, intendedMs) {
-      io.to(stream).emit('e', { q: seq, t: Number(intendedMs.toFixed(3)), p: PADDING });
+      io.to(stream).emit('e', payloadOf(seq, intendedMs));
     },
     flush() {
       // The adapter writes each emit itself.
@@ -146,8 +204,9 @@ async function uwsPublisher(initialPort: number): Promise<Publisher> {
 export async function createPublisher(kind: ServerKind, redisUrl: string, port: number): Promise<Publisher> {
   switch (kind) {
     case 'relay':
+      return streamgatePublisher(redisUrl);
     case 'wsrelay':
-      return redisPublisher(redisUrl);
+      return xaddPublisher(redisUrl);
     case 'socketio':
       return socketioPublisher(redisUrl);
     case 'uws':

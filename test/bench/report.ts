@@ -146,7 +146,9 @@ export function renderMarkdown(r: BenchResults): string {
       const s = r.servers[k]?.storm;
       return s === null || s === undefined ? '—' : f(s);
     };
-    lines.push(`| bytes per idle connection (RSS slope after GC) | ${kinds.map(mem).join(' | ')} |`);
+    lines.push(
+      `| bytes per idle connection (RSS slope after GC, after ${r.scaleConfig.memory.warmup} uncounted) | ${kinds.map(mem).join(' | ')} |`,
+    );
     lines.push(
       `| storm: 99% of clients back after (from kill) | ${kinds.map((k) => storm(k, (s) => (s.recoveryMs === null ? `not within 30 s after the restart (${(s.backShare * 100).toFixed(0)}% back)` : `${(s.recoveryMs / 1000).toFixed(2)} s`))).join(' | ')} |`,
     );

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     }
     if (options.parts.has('tasks')) {
       results.tasks = await measureTasks({
-        series: seriesOf(options.servers),
+        series: seriesOf(options.servers).filter((s) => options.series === null || options.series.includes(s)),
         ctx,
         fleet,
         scale,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { SERVER_KINDS } from './loadgen/protocols.js';
 import type { ServerKind } from './loadgen/protocols.js';
-import { TASK_SUBS_PER_SOCKET, TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
-import type { TaskWorkload } from './taskWorkloads.js';
+import { TASK_SERIES, TASK_SUBS_PER_SOCKET, TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
+import type { TaskSeries, TaskWorkload } from './taskWorkloads.js';
 
 export interface FanoutWorkload {
   readonly name: string;
@@ -22,7 +22,8 @@ export interface Scale {
   readonly stepMs: number;
   /** The fixed rate (deliveries/s) at which every server's p50/p99 are compared. */
   readonly fixedRate: number;
-  readonly memory: { readonly waves: number; readonly perWave: number };
+  /** `warmup` connections open (uncounted) before the first point, then `waves` of `perWave`. */
+  readonly memory: { readonly warmup: number; readonly waves: number; readonly perWave: number };
   readonly storm: { readonly clients: number; readonly streams: number; readonly eventsPerSecond: number };
   readonly workers: number;
   /** Per-task-stream workloads, each measured at its one fixed rate for `stepMs`. */
@@ -64,7 +65,7 @@ const FULL: Scale = {
   maxSteps: 7,
   stepMs: 1_500,
   fixedRate: 25_000,
-  memory: { waves: 5, perWave: 2_000 },
+  memory: { warmup: 2_000, waves: 5, perWave: 2_000 },
   storm: { clients: 10_000, streams: 100, eventsPerSecond: 200 },
   workers: 2,
   // 5 s at 1k/s is 5,000 entries: enough CPU ticks (10 ms each) for the per-entry cost to mean something.
@@ -88,7 +89,7 @@ const QUICK: Scale = {
   maxSteps: 3,
   stepMs: 1_000,
   fixedRate: 10_000,
-  memory: { waves: 2, perWave: 200 },
+  memory: { warmup: 200, waves: 2, perWave: 200 },
   storm: { clients: 300, streams: 10, eventsPerSecond: 50 },
   workers: 1,
   tasks: {
@@ -123,6 +124,15 @@ const BenchEnv = z.object({
     .pipe(z.array(z.enum(BENCH_PARTS)).min(1)),
   /** Only the fan-out or task workload of this name, else those whose name contains it. */
   BENCH_WORKLOAD: z.string().optional(),
+  /**
+   * Comma-separated task series (relay-batch, relay-notify, wsrelay, socketio): only these of the
+   * chosen servers' series run, e.g. one read mode while profiling it.
+   */
+  BENCH_SERIES: z
+    .string()
+    .optional()
+    .transform((s) => s?.split(',').map((k) => k.trim()))
+    .pipe(z.array(z.enum(TASK_SERIES)).min(1).optional()),
   /** `auto`: pin the server to one core and the rest to the others when taskset and 2 cores allow it. */
   BENCH_PIN: z.enum(['auto', 'off']).default('auto'),
   /** Write a CPU profile of every relay process into this directory. */
@@ -136,6 +146,8 @@ export interface BenchOptions {
   readonly scale: Scale;
   readonly servers: readonly ServerKind[];
   readonly parts: ReadonlySet<BenchPart>;
+  /** The task series to run; null: every series of the chosen servers. */
+  readonly series: readonly TaskSeries[] | null;
   readonly pin: 'auto' | 'off';
   readonly profileDir: string | undefined;
   readonly outDir: string | undefined;
@@ -145,7 +157,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_PIN=auto|off, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;
@@ -164,6 +176,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
     scale,
     servers: e.BENCH_SERVERS,
     parts: new Set(e.BENCH_PARTS),
+    series: e.BENCH_SERIES ?? null,
     pin: e.BENCH_PIN,
     profileDir: e.BENCH_PROFILE_DIR,
     outDir: e.BENCH_OUT_DIR,

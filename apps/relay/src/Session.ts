@@ -19,7 +19,9 @@ import type { RelayMetrics } from './RelayMetrics.js';
 import { systemClock } from './Clock.js';
 import { ProtocolViolationGuard } from './limits/ProtocolViolationGuard.js';
 import { rawNumberMember } from './rawNumberMember.js';
+import { DeadlineQueue } from './DeadlineQueue.js';
 import { TokenTimers } from './TokenTimers.js';
+import type { TokenEvents, TokenTimersOptions } from './TokenTimers.js';
 import type { Clock } from './Clock.js';
 
 export interface SessionDeps {
@@ -37,6 +39,11 @@ export interface SessionDeps {
   readonly clock?: Clock;
   /** Uniform in [0, 1): where in its refresh window each token's `refresh_token` falls. */
   readonly random?: () => number;
+  /**
+   * Called once when the socket is gone, after the session released its subscriptions: what
+   * the pod keeps per socket (admission, guards) is let go there. One function for every session.
+   */
+  readonly onClosed?: (session: Session, conn: Connection) => void;
 }
 
 type SessionSub =
@@ -57,20 +64,29 @@ type SessionSub =
  * frames over a Connection and knows nothing of uWS. Every bad input is answered with a typed
  * error frame and leaves the session serving.
  */
-export class Session {
+export class Session implements TokenEvents {
   private readonly subs = new Map<string, SessionSub>();
-  private readonly streams = new Set<string>();
   private closed = false;
-  private readonly clock: Clock;
-  private readonly random: () => number;
-  private readonly violations = new ProtocolViolationGuard();
+  /** Made on the first unusable frame: most sockets never send one, and an idle one should not hold it. */
+  private violations: ProtocolViolationGuard | null = null;
+  private readonly timerOptions: TokenTimersOptions;
+  /**
+   * What the hub calls when it ends one of this socket's subscriptions: one function for all of
+   * them (each subscription holding a closure of its own would cost every idle socket).
+   */
+  private readonly hubEnded: (error: RelayError, hubSub: HubSubscriber) => void;
 
   constructor(
     private readonly conn: Connection,
     private readonly deps: SessionDeps,
   ) {
-    this.clock = deps.clock ?? systemClock;
-    this.random = deps.random ?? Math.random;
+    this.timerOptions = timerOptionsOf(deps);
+    // Assigned here, not as a class field: a field's arrow gets a `name` property defined on it
+    // by transpilers that keep names (tsx), which turns each copy into a dictionary-mode object.
+    this.hubEnded = (error, hubSub) => {
+      const current = this.subs.get(hubSub.sid);
+      if (current?.state === 'active' && current.hubSub === hubSub) this.endedByHub(current, error);
+    };
   }
 
   open(): void {
@@ -102,7 +118,7 @@ export class Session {
     if (!parsed.ok) {
       if (parsed.error.code === 'token_missing') {
         // A frame without its token is a refusal of authorization, not garbage: it ends a run.
-        this.violations.usable();
+        this.violations?.usable();
         this.deps.metrics.authFailures.inc({ reason: 'token_missing' });
         this.reject(parsed.error, parsed.sid);
       } else {
@@ -110,7 +126,7 @@ export class Session {
       }
       return;
     }
-    this.violations.usable();
+    this.violations?.usable();
     const frame = parsed.frame;
     switch (frame.op) {
       case 'subscribe':
@@ -159,12 +175,13 @@ export class Session {
     this.deps.metrics.connections.dec();
     for (const sub of this.subs.values()) this.release(sub);
     this.subs.clear();
-    this.streams.clear();
+    this.deps.onClosed?.(this, this.conn);
   }
 
   /** A frame the relay cannot use: answered, and a socket sending nothing else is closed (4400). */
   private refuseFrame(error: RelayError, sid?: string): void {
     this.reject(error, sid);
+    this.violations ??= new ProtocolViolationGuard();
     if (!this.violations.refused() || this.closed || this.conn.closed) return;
     this.deps.metrics.limitBreach('protocol_violation');
     this.conn.close(CloseCode.protocolViolation, 'protocol violation: only unusable frames received');
@@ -210,39 +227,41 @@ export class Session {
       return this.reject(verified.error, sid);
     }
     const claims = verified.claims;
-    if (this.streams.has(claims.stream)) {
+    if (this.holdsStream(claims.stream)) {
       this.subs.delete(sid);
       return this.reject(relayError('duplicate_stream', `this socket already subscribes to ${claims.stream}`), sid);
     }
     const hub = this.deps.hubFor(claims.redis);
-    const hubSub: HubSubscriber = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp, (error) => {
-      const current = this.subs.get(sid);
-      if (current?.state === 'active' && current.hubSub === hubSub) this.endedByHub(current, error);
-    });
+    const hubSub: HubSubscriber = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp, this.hubEnded);
     const active: SessionSub = {
       state: 'active',
       sid,
       subject: claims.sub,
       stream: claims.stream,
-      target: claims.redis,
+      target: internTarget(claims.redis),
       hub,
       hubSub,
-      timers: new TokenTimers({
-        clock: this.clock,
-        random: this.random,
-        refreshLeadSeconds: this.deps.refreshLeadSeconds,
-        clockSkewSeconds: this.deps.clockSkewSeconds,
-      }),
+      timers: new TokenTimers(this.timerOptions, sid, this),
     };
     this.subs.set(sid, active);
-    this.streams.add(claims.stream);
     this.deps.metrics.subscriptions.inc();
-    this.schedule(active, claims);
+    active.timers.schedule(claims);
     const started = await hubSub.started;
     if (!started.ok && this.subs.get(sid) === active) {
       this.drop(active);
       if (started.error.code !== 'unknown_subscription') this.reject(started.error, sid);
     }
+  }
+
+  /** For the token timers of subscription `sid`: time to ask for a new token. */
+  refreshDue(sid: string, exp: number): void {
+    this.send(refreshTokenFrameText(sid, exp));
+  }
+
+  /** For the token timers of subscription `sid`: its token ran out. */
+  expired(sid: string): void {
+    this.deps.metrics.refreshes.inc({ outcome: 'expired' });
+    this.unsubscribe(sid, 'token_expired');
   }
 
   /** The hub ended an established subscription; the client hears `unsubscribed` with the reason. */
@@ -289,21 +308,18 @@ export class Session {
     }
     this.deps.metrics.refreshes.inc({ outcome: 'ok' });
     sub.hubSub.renewExpiry(verified.claims.exp);
-    this.schedule(sub, verified.claims);
+    // Asks for a new token within its refresh window; ends the subscription once it ran out.
+    sub.timers.schedule(verified.claims);
     this.send(refreshedFrameText(sub.sid, verified.claims.exp));
   }
 
-  /** Asks for a new token within its refresh window; ends the subscription once it ran out. */
-  private schedule(sub: Extract<SessionSub, { state: 'active' }>, claims: { iat: number; exp: number }): void {
-    const { exp } = claims;
-    sub.timers.schedule(
-      claims,
-      () => this.send(refreshTokenFrameText(sub.sid, exp)),
-      () => {
-        this.deps.metrics.refreshes.inc({ outcome: 'expired' });
-        this.unsubscribe(sub.sid, 'token_expired');
-      },
-    );
+  /**
+   * Whether a subscription (active) already reads `stream`. A scan of at most maxSubscriptions
+   * entries, once per subscribe, instead of a second per-socket set that every idle socket holds.
+   */
+  private holdsStream(stream: string): boolean {
+    for (const sub of this.subs.values()) if (sub.state === 'active' && sub.stream === stream) return true;
+    return false;
   }
 
   private drop(sub: SessionSub): void {
@@ -315,7 +331,38 @@ export class Session {
     if (sub.state !== 'active') return;
     sub.timers.cancel();
     sub.hub.unsubscribe(sub.hubSub);
-    this.streams.delete(sub.stream);
     this.deps.metrics.subscriptions.dec();
   }
+}
+
+/** The timer settings of every session made from the same deps, shared: one object per pod, not per socket. */
+const timerOptionsByDeps = new WeakMap<SessionDeps, TokenTimersOptions>();
+
+function timerOptionsOf(deps: SessionDeps): TokenTimersOptions {
+  let options = timerOptionsByDeps.get(deps);
+  if (options === undefined) {
+    const clock: Clock = deps.clock ?? systemClock;
+    options = {
+      deadlines: DeadlineQueue.of(clock),
+      random: deps.random ?? Math.random,
+      refreshLeadSeconds: deps.refreshLeadSeconds,
+      clockSkewSeconds: deps.clockSkewSeconds,
+    };
+    timerOptionsByDeps.set(deps, options);
+  }
+  return options;
+}
+
+/**
+ * One string per Redis target for every subscription on it. Each verified token decodes a fresh
+ * copy of its `redis` claim, which an idle subscription would otherwise hold for its life; the
+ * verifier passes only allowlisted targets, so this holds at most the allowlist.
+ */
+const internedTargets = new Map<string, string>();
+
+function internTarget(target: string): string {
+  const known = internedTargets.get(target);
+  if (known !== undefined) return known;
+  internedTargets.set(target, target);
+  return target;
 }

@@ -1,13 +1,24 @@
 import { tokenRefreshDelayMs } from '@streamgate/protocol';
-import type { Clock } from './Clock.js';
+import type { Deadline, DeadlineOwner, DeadlineQueue } from './DeadlineQueue.js';
 
+/** Shared by every subscription of a session (one object per socket, not per subscription). */
 export interface TokenTimersOptions {
-  readonly clock: Clock;
+  readonly deadlines: DeadlineQueue;
   /** Uniform in [0, 1). */
   readonly random: () => number;
   readonly refreshLeadSeconds: number;
   readonly clockSkewSeconds: number;
 }
+
+/** What a subscription's token timers tell its session, naming the subscription by its sid. */
+export interface TokenEvents {
+  /** Time to ask for a new token; `exp` is the expiry of the token in effect. */
+  refreshDue(sid: string, exp: number): void;
+  expired(sid: string): void;
+}
+
+const REFRESH = 0;
+const EXPIRY = 1;
 
 /**
  * The two moments of one subscription's token: when to ask for a new one and when it has run
@@ -16,39 +27,48 @@ export interface TokenTimersOptions {
  * window, which closes max(refresh lead, clock skew) before `exp` so that no ask comes after the
  * point where a client whose clock is behind may already see the token as expired. The token runs
  * out at `exp` plus the skew: the instant this relay would itself start refusing it.
+ *
+ * Both are entries on the pod's DeadlineQueue, and what they call is the session's one
+ * TokenEvents: an idle subscription holds no timer and no closure of its own.
  */
-export class TokenTimers {
-  private cancels: Array<() => void> = [];
+export class TokenTimers implements DeadlineOwner {
+  private refresh: Deadline | null = null;
+  private expiry: Deadline | null = null;
+  private exp = 0;
 
-  constructor(private readonly options: TokenTimersOptions) {}
+  constructor(
+    private readonly options: TokenTimersOptions,
+    private readonly sid: string,
+    private readonly events: TokenEvents,
+  ) {}
 
   /** Replaces any earlier schedule with the one for this token. */
-  schedule(claims: { iat: number; exp: number }, onRefreshDue: () => void, onExpired: () => void): void {
+  schedule(claims: { iat: number; exp: number }): void {
     this.cancel();
     const o = this.options;
-    const now = o.clock.now();
+    const now = o.deadlines.now;
     const leadSeconds = Math.max(o.refreshLeadSeconds, o.clockSkewSeconds);
     const refreshAt = now + tokenRefreshDelayMs({ iatSeconds: claims.iat, expSeconds: claims.exp, leadSeconds }, now, o.random);
-    this.cancels = [this.at(refreshAt, onRefreshDue), this.at((claims.exp + o.clockSkewSeconds) * 1000, onExpired)];
+    this.exp = claims.exp;
+    this.refresh = o.deadlines.add(refreshAt, this, REFRESH);
+    this.expiry = o.deadlines.add((claims.exp + o.clockSkewSeconds) * 1000, this, EXPIRY);
   }
 
   cancel(): void {
-    for (const cancel of this.cancels) cancel();
-    this.cancels = [];
+    const { deadlines } = this.options;
+    if (this.refresh !== null) deadlines.cancel(this.refresh);
+    if (this.expiry !== null) deadlines.cancel(this.expiry);
+    this.refresh = null;
+    this.expiry = null;
   }
 
-  /** Runs `fn` once the clock reaches `atMs`. */
-  private at(atMs: number, fn: () => void): () => void {
-    let cancel: () => void = () => undefined;
-    const arm = (): void => {
-      const delay = atMs - this.options.clock.now();
-      // Timers fire at once for delays past 2^31-1 ms (~24.8 days); a token from an issuer with
-      // long lifetimes must not be expired on arrival, so such waits are re-armed in steps.
-      cancel = this.options.clock.after(Math.min(MAX_TIMER_MS, Math.max(0, delay)), () => (delay > MAX_TIMER_MS ? arm() : fn()));
-    };
-    arm();
-    return () => cancel();
+  onDeadline(kind: number): void {
+    if (kind === REFRESH) {
+      this.refresh = null;
+      this.events.refreshDue(this.sid, this.exp);
+    } else {
+      this.expiry = null;
+      this.events.expired(this.sid);
+    }
   }
 }
-
-const MAX_TIMER_MS = 2 ** 31 - 1;

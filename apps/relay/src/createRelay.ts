@@ -5,6 +5,7 @@ import { Drainer } from './Drainer.js';
 import type { DrainOutcome } from './Drainer.js';
 import { RelayMetrics } from './RelayMetrics.js';
 import { Session } from './Session.js';
+import type { SessionDeps } from './Session.js';
 import { TokenVerifier } from './auth/TokenVerifier.js';
 import { createKeySource } from './auth/createKeySource.js';
 import { StreamHub } from './core/StreamHub.js';
@@ -105,6 +106,23 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     fastWindowMs: config.RELAY_DRAIN_FAST_WINDOW_MS,
     deadlineMs: config.RELAY_DRAIN_DEADLINE_MS,
   });
+  // One deps object for every session: a literal per socket would be held by each idle one.
+  const sessionDeps: SessionDeps = {
+    verifier,
+    hubFor,
+    nodeId: config.RELAY_NODE_ID,
+    maxFrameBytes: config.RELAY_MAX_FRAME_BYTES,
+    maxSubscriptions: config.RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET,
+    refreshLeadSeconds: config.RELAY_REFRESH_LEAD_SECONDS,
+    clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
+    metrics,
+    log,
+    onClosed: (session, conn) => {
+      admission.release();
+      slowConsumers.delete(conn);
+      drainer.untrack(session);
+    },
+  };
   const targets = watchTargets({ hubs, downAfterMs: config.RELAY_REDIS_DOWN_AFTER_MS, metrics, log });
   // One target down never takes the pod out of the load balancer: another pod could not read it
   // either. A pod that reaches none of its targets has a fault of its own, and taking it out helps.
@@ -133,29 +151,11 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         return refused;
       }
       slowConsumers.add(conn);
-      const session = new Session(conn, {
-        verifier,
-        hubFor,
-        nodeId: config.RELAY_NODE_ID,
-        maxFrameBytes: config.RELAY_MAX_FRAME_BYTES,
-        maxSubscriptions: config.RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET,
-        refreshLeadSeconds: config.RELAY_REFRESH_LEAD_SECONDS,
-        clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
-        metrics,
-        log,
-      });
+      const session = new Session(conn, sessionDeps);
       session.open();
       drainer.track(session);
-      return {
-        onText: (text, byteLength) => session.onText(text, byteLength),
-        onBinary: () => session.onBinary(),
-        onClose: () => {
-          admission.release();
-          slowConsumers.delete(conn);
-          session.onClose();
-          drainer.untrack(session);
-        },
-      };
+      // The session is the socket's handlers: no per-socket closures to hold.
+      return session;
     },
     http: {
       '/healthz': () => ({ status: 200, contentType: 'text/plain', body: 'ok' }),

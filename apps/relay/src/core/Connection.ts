@@ -9,7 +9,10 @@ export interface Connection {
   unsubscribe(topic: string): void;
   /** Bytes queued for this socket and not yet written. */
   bufferedAmount(): number;
-  /** Batches the sends made inside `fn` into as few writes as possible. */
+  /**
+   * Runs `fn` at once, batching the sends made inside it into as few writes as possible. On a
+   * closed socket it still runs (its sends are no-ops): what `fn` does besides sending must happen.
+   */
   cork(fn: () => void): void;
   close(code: number, reason: string): void;
   readonly closed: boolean;

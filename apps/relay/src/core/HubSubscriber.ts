@@ -14,6 +14,8 @@ export type SubscriberPhase = 'pending' | 'catching-up' | 'waiting' | 'live' | '
 
 export type StartResult = { ok: true } | { ok: false; error: RelayError };
 
+const settled = (): void => undefined;
+
 /**
  * A subscriber's phase only moves forward (pending → catching-up | waiting → live → gone, any
  * phase → gone), and its position only while it is placed and not yet live: a live subscriber's
@@ -37,9 +39,10 @@ export class HubSubscriber {
     exp: number,
     /**
      * Called when the hub ends a subscriber after it started (a catch-up read failed, history was
-     * trimmed under it, the key stopped being a stream). The hub has already removed it.
+     * trimmed under it, the key stopped being a stream). The hub has already removed it. It is
+     * handed the subscriber, so one function can serve every subscription of a socket.
      */
-    readonly onEnded: (error: RelayError) => void,
+    readonly onEnded: (error: RelayError, sub: HubSubscriber) => void,
   ) {
     this.sentUpTo = from;
     this.expiry = exp;
@@ -79,7 +82,10 @@ export class HubSubscriber {
 
   /** Ends the start: the first result wins, later ones are ignored. */
   settle(result: StartResult): void {
-    this.settleStart(result);
+    const settle = this.settleStart;
+    // The resolver (and the promise's context it holds) is not kept for the subscription's life.
+    this.settleStart = settled;
+    settle(result);
   }
 
   /** The resume decision: the client holds everything up to `after`, told of a gap there or not. */

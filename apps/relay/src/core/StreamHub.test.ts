@@ -14,6 +14,23 @@ describe('StreamHub', () => {
     expect(c.seqs()).toEqual([6, 7]);
   });
 
+  it('answers a subscribe at the cursor with subscribed then live in one socket write, events after it in writes of their own', async () => {
+    const { source, hub, connect } = setup();
+    source.append(3);
+    const fresh = connect();
+    await hub.subscribe(fresh, 'f', 'st', undefined, 0, ended).started;
+    const resumed = connect();
+    await hub.subscribe(resumed, 'r', 'st', '3-0', 0, ended).started;
+    source.append(1);
+    source.read();
+    for (const c of [fresh, resumed]) {
+      expect(c.ops()).toEqual(['subscribed', 'live', 'event']);
+      expect(c.writes[0]).toBe(c.writes[1]);
+      expect(c.writes[2]).not.toBe(c.writes[1]);
+    }
+    expect(resumed.frames[0]).toMatchObject({ op: 'subscribed', recovery: 'recovered', position: '3-0' });
+  });
+
   it('catches up in pages and joins live with no gap and no duplicate at the seam', async () => {
     const { source, hub, connect } = setup(3);
     source.append(10);

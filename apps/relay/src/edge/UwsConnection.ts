@@ -33,8 +33,8 @@ export class UwsConnection implements Connection {
   }
 
   cork(fn: () => void): void {
-    if (this.closed) return;
-    this.ws.cork(fn);
+    if (this.closed) fn();
+    else this.ws.cork(fn);
   }
 
   close(code: number, reason: string): void {

@@ -81,7 +81,7 @@ export class FakeConnection implements Connection, TopicMember {
   }
 
   cork(fn: () => void): void {
-    if (!this.closed) fn();
+    fn();
   }
 
   /** Closes as uWS does: the socket leaves its topics and its close handler runs at once. */

@@ -153,12 +153,17 @@ export class HubTestConnection implements Connection {
   /** How many of the next sends fail, as at uWS's backpressure limit. */
   refuseNext = 0;
   closedWith: { code: number; reason: string } | null = null;
+  /** The socket write each frame in `frames` went out in: a cork's sends share one, any other send has its own. */
+  readonly writes: number[] = [];
+  private lastWrite = 0;
+  private corked = false;
   send(frame: string): boolean {
     if (this.refuseNext > 0) {
       this.refuseNext--;
       return false;
     }
     this.frames.push(JSON.parse(frame) as RecordedFrame);
+    this.writes.push(this.corked ? this.lastWrite : ++this.lastWrite);
     this.buffered += this.frameCost;
     return true;
   }
@@ -172,7 +177,14 @@ export class HubTestConnection implements Connection {
     return this.buffered;
   }
   cork(fn: () => void): void {
-    fn();
+    if (this.corked) return fn();
+    this.lastWrite++;
+    this.corked = true;
+    try {
+      fn();
+    } finally {
+      this.corked = false;
+    }
   }
   close(code: number, reason: string): void {
     this.closed = true;
