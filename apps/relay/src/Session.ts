@@ -37,6 +37,8 @@ export interface SessionDeps {
   readonly clock?: Clock;
   /** Uniform in [0, 1): where in its refresh window each token's `refresh_token` falls. */
   readonly random?: () => number;
+  /** Announced in `welcome`: how often the relay pings this socket (LivenessSweep). */
+  readonly pingIntervalMs?: number;
 }
 
 type SessionSub =
@@ -76,7 +78,11 @@ export class Session {
   open(): void {
     this.deps.metrics.connections.inc();
     this.conn.send(
-      welcomeFrameText(this.deps.nodeId, { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions }),
+      welcomeFrameText(
+        this.deps.nodeId,
+        { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions },
+        this.deps.pingIntervalMs,
+      ),
     );
   }
 
@@ -129,6 +135,9 @@ export class Session {
         this.conn.send(raw === null ? pongFrameText(frame.t) : pongEchoFrameText(raw));
         return;
       }
+      case 'pong':
+        // The answer to the relay's ping: the edge already counted the frame as heard.
+        return;
     }
   }
 

@@ -79,6 +79,9 @@ export const relayConfigSchema = z
     RELAY_STREAM_LINGER_MS: int(5_000, 0, 600_000, '0 = stop reading at once'),
     RELAY_REFRESH_LEAD_SECONDS: int(30, 1, 3_600),
     RELAY_IDLE_TIMEOUT_SECONDS: int(60, 8, 960),
+    // Protocol-level liveness (docs/protocol.md §8): a `ping` per socket per interval; a socket that
+    // sends nothing for a whole interval after one is closed with 4006.
+    RELAY_PING_INTERVAL_MS: int(25_000, 100, 600_000),
     RELAY_ALLOW_UWS_FALLBACK: envBool({ fallback: false }),
     // Drain on SIGTERM (Drainer.ts): reconnects spread uniformly over the window, a second signal
     // shrinks what is left to the fast window, the deadline ends the process whatever remains.

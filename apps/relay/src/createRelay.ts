@@ -19,6 +19,9 @@ import { startRelayOpsPublisher } from './ops/startRelayOpsPublisher.js';
 import type { RelayReadModeState } from './ops/RelaySnapshotCollector.js';
 import type { RedisStreamSource } from './redis/RedisStreamSource.js';
 import { openTargetSource } from './openTargetSource.js';
+import { systemClock } from './Clock.js';
+import { PING_FRAME_TEXT } from './core/serverFrames.js';
+import { LivenessSweep } from './liveness/LivenessSweep.js';
 
 export interface Relay {
   readonly port: number;
@@ -107,6 +110,11 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       log.debug({ buffered }, 'slow consumer cut');
     },
   });
+  const liveness = new LivenessSweep({
+    clock: systemClock,
+    intervalMs: config.RELAY_PING_INTERVAL_MS,
+    onTimeout: () => metrics.pingTimeout(),
+  });
   const refused: SocketHandlers = { onText: () => undefined, onBinary: () => undefined, onClose: () => undefined };
   const drainer = new Drainer<Session>({
     windowMs: config.RELAY_DRAIN_WINDOW_MS,
@@ -151,13 +159,25 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
         metrics,
         log,
+        pingIntervalMs: config.RELAY_PING_INTERVAL_MS,
       });
       session.open();
       drainer.track(session);
+      const alive = liveness.add({
+        ping: () => conn.send(PING_FRAME_TEXT),
+        timedOut: () => conn.close(CloseCode.pingTimeout, 'no frame for a ping interval: reconnect'),
+      });
       return {
-        onText: (text, byteLength) => session.onText(text, byteLength),
-        onBinary: () => session.onBinary(),
+        onText: (text, byteLength) => {
+          alive.heard();
+          session.onText(text, byteLength);
+        },
+        onBinary: () => {
+          alive.heard();
+          session.onBinary();
+        },
         onClose: () => {
+          liveness.remove(alive);
           admission.release();
           slowConsumers.delete(conn);
           session.onClose();
@@ -234,6 +254,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     close: async () => {
       server.close(CloseCode.drainReconnect, 'relay shutting down');
       targets.close();
+      liveness.close();
       slowConsumers.close();
       keys.close();
       demand?.close();
