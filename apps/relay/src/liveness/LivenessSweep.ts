@@ -50,6 +50,8 @@ export class LivenessSweep {
   private cursor = 0;
   private nextSlot = 0;
   private cancel: (() => void) | null = null;
+  /** When the next tick is due: ticks keep to a fixed grid so that timer lateness does not add up. */
+  private nextAt = 0;
   private closed = false;
 
   constructor(private readonly options: LivenessSweepOptions) {
@@ -86,7 +88,10 @@ export class LivenessSweep {
   }
 
   private arm(): void {
-    this.cancel = this.options.clock.after(this.tickMs, () => this.tick());
+    const now = this.options.clock.now();
+    // After an idle spell (no sockets) or a stall longer than a tick, the grid starts again from now.
+    this.nextAt = this.nextAt + this.tickMs >= now ? this.nextAt + this.tickMs : now + this.tickMs;
+    this.cancel = this.options.clock.after(this.nextAt - now, () => this.tick());
   }
 
   private tick(): void {
