@@ -46,6 +46,8 @@ export const relayConfigSchema = z
     }),
     RELAY_JWKS_FILE: envText({ optional: 'and set RELAY_JWKS_URL instead' }),
     RELAY_JWKS_REFRESH_SECONDS: int(300, 10, 86_400),
+    // RELAY_JWKS_FILE is watched, and re-read at least this often (docs/protocol.md §10, "Key rotation").
+    RELAY_JWKS_FILE_POLL_MS: int(2_000, 100, 600_000),
     RELAY_TOKEN_ALGORITHMS: envList({
       fallback: ['ES256', 'EdDSA'],
       nonEmpty: true,

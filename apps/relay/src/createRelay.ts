@@ -46,8 +46,17 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   const keys = createKeySource(
     config.RELAY_JWKS_URL !== undefined
       ? { kind: 'remote', url: config.RELAY_JWKS_URL, refreshSeconds: config.RELAY_JWKS_REFRESH_SECONDS }
-      : { kind: 'file', path: config.RELAY_JWKS_FILE ?? '' },
-    (error) => log.warn({ err: error }, 'jwks fetch failed'),
+      : {
+          kind: 'file',
+          path: config.RELAY_JWKS_FILE ?? '',
+          pollMs: config.RELAY_JWKS_FILE_POLL_MS,
+          onReload: (reload) => {
+            metrics.keyReloads.inc({ outcome: reload.outcome });
+            if (reload.outcome === 'loaded') log.info({ kids: reload.kids }, 'RELAY_JWKS_FILE reloaded');
+            else log.error({ problem: reload.message }, 'RELAY_JWKS_FILE changed but is invalid: keeping the keys in force');
+          },
+        },
+    (error) => log.warn({ err: error }, 'signing keys could not be read'),
   );
   const verifier = new TokenVerifier({
     keys: keys.getKey,
