@@ -147,9 +147,20 @@ export class RelayMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly signingKeys = new Gauge({
+    name: 'streamgate_relay_signing_key',
+    help: '1 for each kid of the signing keys this pod verifies with now (RELAY_JWKS_URL or RELAY_JWKS_FILE)',
+    labelNames: ['kid'] as const,
+    registers: [this.registry],
+  });
   readonly revocationsEnded = new Counter({
     name: 'streamgate_relay_revoked_subscriptions_total',
     help: 'Subscriptions ended with unsubscribed revoked because a revocation matched their token',
+    registers: [this.registry],
+  });
+  readonly revocationsInvalid = new Counter({
+    name: 'streamgate_relay_revocation_records_invalid_total',
+    help: 'Revocation records read from Redis that did not parse (ignored)',
     registers: [this.registry],
   });
   readonly revocationsHeld = new Gauge({

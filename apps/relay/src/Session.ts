@@ -14,7 +14,9 @@ import {
   unsubscribedFrameText,
   welcomeFrameText,
 } from './core/serverFrames.js';
-import type { TokenVerifier } from './auth/TokenVerifier.js';
+import type { Verifier } from './revocation/RevokingVerifier.js';
+import { RevocationList } from './revocation/RevocationList.js';
+import type { RevocationRecord } from '@streamgate/protocol';
 import type { RelayMetrics } from './RelayMetrics.js';
 import { systemClock } from './Clock.js';
 import { ProtocolViolationGuard } from './limits/ProtocolViolationGuard.js';
@@ -23,7 +25,7 @@ import { TokenTimers } from './TokenTimers.js';
 import type { Clock } from './Clock.js';
 
 export interface SessionDeps {
-  readonly verifier: TokenVerifier;
+  readonly verifier: Verifier;
   readonly hubFor: (target: string) => StreamHub;
   readonly nodeId: string;
   readonly maxFrameBytes: number;
@@ -48,6 +50,8 @@ type SessionSub =
       sid: string;
       subject: string;
       stream: string;
+      /** `iat` of the token in force: a revocation ends the subscription only if it covers this token. */
+      iat: number;
       target: string;
       hub: StreamHub;
       hubSub: HubSubscriber;
@@ -161,6 +165,17 @@ export class Session {
     this.conn.close(CloseCode.drainReconnect, 'relay draining: reconnect now');
   }
 
+  /** Ends, with `unsubscribed` `revoked`, every subscription whose token `record` covers; returns how many. */
+  revoke(record: RevocationRecord): number {
+    let ended = 0;
+    for (const sub of [...this.subs.values()]) {
+      if (sub.state !== 'active' || !RevocationList.matches(record, { sub: sub.subject, stream: sub.stream, iat: sub.iat })) continue;
+      this.unsubscribe(sub.sid, 'revoked');
+      ended += 1;
+    }
+    return ended;
+  }
+
   /** The socket is gone: release everything without writing to it. */
   onClose(): void {
     if (this.closed) return;
@@ -233,6 +248,7 @@ export class Session {
       sid,
       subject: claims.sub,
       stream: claims.stream,
+      iat: claims.iat,
       target: claims.redis,
       hub,
       hubSub,
@@ -297,6 +313,7 @@ export class Session {
       return this.reject(error ?? relayError('internal', 'refresh failed'), frame.sid);
     }
     this.deps.metrics.refreshes.inc({ outcome: 'ok' });
+    sub.iat = verified.claims.iat;
     sub.hubSub.renewExpiry(verified.claims.exp);
     this.schedule(sub, verified.claims);
     this.send(refreshedFrameText(sub.sid, verified.claims.exp));

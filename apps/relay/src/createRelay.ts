@@ -22,6 +22,9 @@ import { openTargetSource } from './openTargetSource.js';
 import { systemClock } from './Clock.js';
 import { PING_FRAME_TEXT } from './core/serverFrames.js';
 import { LivenessSweep } from './liveness/LivenessSweep.js';
+import { RevocationList } from './revocation/RevocationList.js';
+import { RevokingVerifier } from './revocation/RevokingVerifier.js';
+import { startRevocationFeed } from './revocation/RedisRevocationFeed.js';
 
 export interface Relay {
   readonly port: number;
@@ -58,13 +61,37 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         },
     (error) => log.warn({ err: error }, 'signing keys could not be read'),
   );
-  const verifier = new TokenVerifier({
+  const tokens = new TokenVerifier({
     keys: keys.getKey,
     algorithms: config.RELAY_TOKEN_ALGORITHMS,
     audience: config.RELAY_TOKEN_AUDIENCE,
     issuer: config.RELAY_TOKEN_ISSUER,
     clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
     redisAllowlist: config.RELAY_REDIS_ALLOWLIST,
+  });
+  // Revocation (docs/protocol.md §10): refused at subscribe and refresh, and live subscriptions
+  // it covers are ended as each record arrives.
+  const revocations = new RevocationList(systemClock, config.RELAY_CLOCK_SKEW_SECONDS * 1000);
+  const verifier = new RevokingVerifier(tokens, revocations);
+  const sessions = new Set<Session>();
+  const revocationFeed = startRevocationFeed({
+    targets: [...config.RELAY_REDIS_ALLOWLIST],
+    username: config.RELAY_REDIS_USERNAME,
+    password: config.RELAY_REDIS_PASSWORD,
+    connectionName: `streamgate-relay:${config.RELAY_NODE_ID}`,
+    log,
+    onRecord: (record) => {
+      if (!revocations.add(record)) return;
+      let ended = 0;
+      for (const session of sessions) ended += session.revoke(record);
+      metrics.revocationsEnded.inc(ended);
+      metrics.revocationsHeld.set(revocations.size);
+      log.info({ sub: record.sub, stream: record.stream, before: record.before, ended }, 'revocation applied');
+    },
+    onInvalid: (problem) => {
+      metrics.revocationsInvalid.inc();
+      log.warn({ problem }, 'unusable revocation record ignored');
+    },
   });
 
   // The publisher exists once the server listens; hubs are built before, so route through a holder.
@@ -172,6 +199,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       });
       session.open();
       drainer.track(session);
+      sessions.add(session);
       const alive = liveness.add({
         ping: () => conn.send(PING_FRAME_TEXT),
         timedOut: () => conn.close(CloseCode.pingTimeout, 'no frame for a ping interval: reconnect'),
@@ -190,6 +218,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
           admission.release();
           slowConsumers.delete(conn);
           session.onClose();
+          sessions.delete(session);
           drainer.untrack(session);
         },
       };
@@ -202,6 +231,9 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
           : { status: 503, contentType: 'text/plain', body: `${notReadyReason()}\n${targets.describe()}` },
       '/metrics': async () => {
         metrics.streams.set([...hubs.values()].reduce((n, h) => n + h.streamCount, 0));
+        metrics.revocationsHeld.set(revocations.size);
+        metrics.signingKeys.reset();
+        for (const kid of keys.kids()) metrics.signingKeys.set({ kid }, 1);
         targets.check();
         return { status: 200, contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
       },
@@ -264,6 +296,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       server.close(CloseCode.drainReconnect, 'relay shutting down');
       targets.close();
       liveness.close();
+      await revocationFeed.close();
       slowConsumers.close();
       keys.close();
       demand?.close();

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeProtectedHeader } from 'jose';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createJwksHandler } from './createJwksHandler.js';
 import { createTokenIssuer } from './createTokenIssuer.js';
 import { generateSigningKey } from './generateSigningKey.js';
 import { jwksDocument } from './jwksDocument.js';
@@ -28,6 +30,23 @@ describe('SigningKeySet.reload', () => {
 
     expect((await keys.reload(JSON.stringify([next]))).ok).toBe(true);
     expect(jwksDocument(keys).keys.map((k) => k.kid)).toEqual(['next']);
+  });
+
+  it('the JWKS handler serves the keys in force after a reload', async () => {
+    const old = await generateSigningKey('ES256', 'old');
+    const next = await generateSigningKey('ES256', 'next');
+    const loaded = await SigningKeySet.fromJson(JSON.stringify([old]));
+    if (!loaded.ok) throw new Error(loaded.error.message);
+    const handler = createJwksHandler(loaded.keys);
+    const served = (): string[] => {
+      let body = '';
+      const res = { writeHead: () => res, end: (text?: string) => void (body = text ?? '') } as unknown as ServerResponse;
+      handler({ method: 'GET' } as IncomingMessage, res);
+      return (JSON.parse(body) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid);
+    };
+    expect(served()).toEqual(['old']);
+    await loaded.keys.reload(JSON.stringify([next, old]));
+    expect(served()).toEqual(['next', 'old']);
   });
 
   it('keeps the keys in force when the new text is invalid, and says why', async () => {

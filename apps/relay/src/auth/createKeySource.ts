@@ -10,6 +10,8 @@ export interface KeySource {
   /** Resolves once keys are loaded; readiness waits for it. */
   readonly ready: Promise<void>;
   readonly loaded: () => boolean;
+  /** The kids of the keys in force now, for /metrics: operators watch a rotation step arrive. */
+  kids(): string[];
   close(): void;
 }
 
@@ -34,6 +36,7 @@ export function createKeySource(config: KeySourceConfig, onError: (error: Error)
     const parsed = parseJwksFile(config.path, initial);
     if (!parsed.ok) throw new Error(parsed.message);
     let current = createLocalJWKSet(parsed.jwks);
+    let kids = parsed.jwks.keys.map((k) => k.kid ?? '');
     const watch = watchTextFile(config.path, {
       initial,
       pollMs: config.pollMs,
@@ -44,11 +47,18 @@ export function createKeySource(config: KeySourceConfig, onError: (error: Error)
           return;
         }
         current = createLocalJWKSet(next.jwks);
-        config.onReload?.({ outcome: 'loaded', kids: next.jwks.keys.map((k) => k.kid ?? '') });
+        kids = next.jwks.keys.map((k) => k.kid ?? '');
+        config.onReload?.({ outcome: 'loaded', kids });
       },
       onError: onError,
     });
-    return { getKey: (header, token) => current(header, token), ready: Promise.resolve(), loaded: () => true, close: () => watch.close() };
+    return {
+      getKey: (header, token) => current(header, token),
+      ready: Promise.resolve(),
+      loaded: () => true,
+      kids: () => kids,
+      close: () => watch.close(),
+    };
   }
   const remote = createRemoteJWKSet(new URL(config.url), {
     cooldownDuration: 30_000,
@@ -83,6 +93,7 @@ export function createKeySource(config: KeySourceConfig, onError: (error: Error)
     getKey: remote,
     ready,
     loaded: () => isLoaded,
+    kids: () => (remote.jwks()?.keys ?? []).map((k) => k.kid ?? ''),
     close: () => {
       closed = true;
       if (timer !== null) clearInterval(timer);
