@@ -74,6 +74,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   const revocations = new RevocationList(systemClock, config.RELAY_CLOCK_SKEW_SECONDS * 1000);
   const verifier = new RevokingVerifier(tokens, revocations);
   const sessions = new Set<Session>();
+  let revokedTotal = 0;
   const revocationFeed = startRevocationFeed({
     targets: [...config.RELAY_REDIS_ALLOWLIST],
     username: config.RELAY_REDIS_USERNAME,
@@ -85,6 +86,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       let ended = 0;
       for (const session of sessions) ended += session.revoke(record);
       metrics.revocationsEnded.inc(ended);
+      revokedTotal += ended;
       metrics.revocationsHeld.set(revocations.size);
       log.info({ sub: record.sub, stream: record.stream, before: record.before, ended }, 'revocation applied');
     },
@@ -261,6 +263,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
             refusals: () => metrics.refusals.entries(),
             readModes: () => [...readModes].map(([target, mode]) => ({ target, mode })),
             drain: () => drainer.schedule,
+            revocations: () => ({ held: revocations.size, ended: revokedTotal }),
           },
         });
 

@@ -19,6 +19,8 @@ export interface RelayOpsState {
   /** Per allowlisted target (canonical URL, no credentials): the live read mode, pending before the first answer. */
   readModes(): ReadonlyArray<{ readonly target: string; readonly mode: RelayReadModeState }>;
   drain(): DrainSchedule | null;
+  /** Revocation records in force and subscriptions they ended (docs/protocol.md §10). */
+  revocations?(): { held: number; ended: number };
 }
 
 const MAX_READ_MODES = 32;
@@ -77,6 +79,7 @@ export class RelaySnapshotCollector {
       deliveriesPerSecond: Math.round(deliveriesPerSecond * 100) / 100,
       refusals: Object.fromEntries(refusals.items.map(([reason, n]) => [reason.slice(0, 64), n])),
       readModes: modes.items,
+      ...(s.revocations === undefined ? {} : { revocations: s.revocations() }),
       // A window of 0 (all at once) is drawn as the shortest schedule the schema allows.
       drain:
         drain === null
