@@ -5,6 +5,7 @@ import { openRedis } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
 import { MAX_TOKEN_TTL_SECONDS } from './createTokenIssuer.js';
 import { normalizeTargetList } from './PublisherTargets.js';
+import { timeoutAfter } from './timeoutAfter.js';
 
 /** What to revoke: every token of a subject, every token for a stream, or a subject's tokens for a stream. */
 export type RevokeSpec = { subject: string; stream?: string } | { stream: string; subject?: string };
@@ -26,6 +27,8 @@ export interface RevokerOptions {
   /** The relays' RELAY_CLOCK_SKEW_SECONDS (default 30). */
   readonly clockSkewSeconds?: number;
   readonly now?: () => number;
+  /** How long one target may take to record it before it counts as failed (default 5 000 ms). */
+  readonly timeoutMs?: number;
 }
 
 export interface Revoker {
@@ -53,6 +56,7 @@ export function createRevoker(options: RevokerOptions): Revoker {
   const lifetime = options.maxTokenLifetimeSeconds ?? MAX_TOKEN_TTL_SECONDS;
   const skew = options.clockSkewSeconds ?? 30;
   const now = options.now ?? Date.now;
+  const timeoutMs = options.timeoutMs ?? 5_000;
   const clients = new Map<string, RedisClient>();
   const clientFor = (target: string): RedisClient => {
     let client = clients.get(target);
@@ -98,13 +102,20 @@ export function createRevoker(options: RevokerOptions): Revoker {
       const member = JSON.stringify(record);
       const outcomes = await Promise.allSettled(
         targets.map(async (target) => {
-          const replies = await clientFor(target)
+          // A target that is down would queue the command until it came back: bounded instead.
+          const timer = timeoutAfter(timeoutMs);
+          const exec = clientFor(target)
             .multi()
             .zremrangebyscore(REVOCATIONS_KEY, '-inf', at)
             .zadd(REVOCATIONS_KEY, expiresAt, member)
             .pexpireat(REVOCATIONS_KEY, expiresAt)
             .publish(REVOCATIONS_CHANNEL, member)
             .exec();
+          const replies = await Promise.race([exec, timer.promise]).finally(() => timer.clear());
+          if (replies === 'timeout') {
+            exec.catch(() => undefined);
+            throw new Error(`no answer within ${timeoutMs} ms`);
+          }
           const failed = replies?.find(([error]) => error !== null);
           if (replies === null || failed !== undefined) throw failed?.[0] ?? new Error('transaction discarded');
         }),
@@ -127,9 +138,11 @@ export function createRevoker(options: RevokerOptions): Revoker {
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       return { ok: true, before, expiresAt };
     },
-    async close() {
-      await Promise.allSettled([...clients.values()].map((c) => c.quit()));
+    close() {
+      // quit() waits for a target that is down; disconnect() does not.
+      for (const client of clients.values()) client.disconnect();
       clients.clear();
+      return Promise.resolve();
     },
   };
 }
