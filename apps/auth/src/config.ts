@@ -7,7 +7,8 @@ import { normalizeRedisTarget, redisTargetItemProblem, splitRedisUrl, streamName
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
 import type { CorsOptions } from './CorsPolicy.js';
 
-export type SigningKeySource = { kind: 'inline'; json: string } | { kind: 'file'; path: string } | { kind: 'generate' };
+/** A key file is followed while auth runs (watchSigningKeyFile), re-read at least every `pollMs`. */
+export type SigningKeySource = { kind: 'inline'; json: string } | { kind: 'file'; path: string; pollMs: number } | { kind: 'generate' };
 
 export type AuthConfig = {
   host: string;
@@ -76,6 +77,7 @@ export const authConfigSchema = z
     AUTH_PORT: envInt({ fallback: 8080, min: 0, max: 65_535, meaning: '0 = any free port', fix: 'set it to a port number' }),
     AUTH_SIGNING_KEYS: envText({ optional: 'and set AUTH_SIGNING_KEYS_FILE instead' }),
     AUTH_SIGNING_KEYS_FILE: envText({ optional: 'and set AUTH_SIGNING_KEYS instead' }),
+    AUTH_SIGNING_KEYS_POLL_MS: envInt({ fallback: 2_000, min: 100, max: 600_000, fix: 'set how often, in ms, the key file is re-read' }),
     AUTH_DEV_GENERATE_KEYS: envBool({ fallback: false }),
     AUTH_ISSUER: envText({ required: 'set it to the token issuer (iss), the same value the relays expect (RELAY_TOKEN_ISSUER)' }),
     AUTH_AUDIENCE: envText({ required: 'set it to the token audience (aud), the same value the relays expect (RELAY_TOKEN_AUDIENCE)' }),
@@ -225,7 +227,7 @@ export const authConfigSchema = z
       e.AUTH_SIGNING_KEYS !== undefined
         ? { kind: 'inline', json: e.AUTH_SIGNING_KEYS }
         : e.AUTH_SIGNING_KEYS_FILE !== undefined
-          ? { kind: 'file', path: e.AUTH_SIGNING_KEYS_FILE }
+          ? { kind: 'file', path: e.AUTH_SIGNING_KEYS_FILE, pollMs: e.AUTH_SIGNING_KEYS_POLL_MS }
           : { kind: 'generate' },
     issuer: e.AUTH_ISSUER,
     audience: e.AUTH_AUDIENCE,

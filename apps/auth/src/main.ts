@@ -17,6 +17,7 @@ import { DemandTargets } from './DemandTargets.js';
 import { createDemoRouter } from './demoRouter.js';
 import { createOpsContext, createOpsRouter } from './ops/createOpsRouter.js';
 import { loadSigningKeys } from './loadSigningKeys.js';
+import { watchSigningKeyFile } from './watchSigningKeyFile.js';
 import { startAuthOpsPublisher } from './ops/startAuthOpsPublisher.js';
 import type { AuthOpsPublisher } from './ops/startAuthOpsPublisher.js';
 
@@ -52,6 +53,16 @@ async function startAuth(
     registers: [metrics.registry],
   });
   faults.countWith((kind) => faultCounter.inc({ kind }));
+  const keyReloads = new Counter({
+    name: 'streamgate_auth_signing_key_reloads_total',
+    help: 'AUTH_SIGNING_KEYS_FILE re-reads by outcome (invalid: the keys in force were kept)',
+    labelNames: ['outcome'],
+    registers: [metrics.registry],
+  });
+  const keyFile =
+    config.signingKeys.kind === 'file'
+      ? await watchSigningKeyFile({ ...config.signingKeys, keys, logger, onReload: (outcome) => keyReloads.inc({ outcome }) })
+      : null;
   // Demand goes to the Redis the token names: ingest keeps its demand set beside the streams.
   const demand =
     config.demandPrefixes.length === 0
@@ -116,7 +127,15 @@ async function startAuth(
             signingKeyIds: () => keys.all.map((k) => k.kid),
           },
         });
-  return { server, demand, ops, stopping: () => (ready = false) };
+  return {
+    server,
+    demand,
+    ops,
+    stopping: () => {
+      ready = false;
+      keyFile?.close();
+    },
+  };
 }
 
 // Auth holds no state worth a drain: a fault exits at once and Kubernetes restarts the pod.

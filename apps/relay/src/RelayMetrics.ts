@@ -135,6 +135,40 @@ export class RelayMetrics {
     registers: [this.registry],
   });
 
+  // Liveness, key reloads and revocation (docs/protocol.md §8 "Liveness", §10).
+  readonly pingTimeouts = new Counter({
+    name: 'streamgate_relay_ping_timeouts_total',
+    help: 'Sockets closed with 4006 because nothing arrived for a whole ping interval after a ping',
+    registers: [this.registry],
+  });
+  readonly keyReloads = new Counter({
+    name: 'streamgate_relay_jwks_file_reloads_total',
+    help: 'RELAY_JWKS_FILE re-reads by outcome (loaded; invalid: the file did not parse and the keys in force were kept)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly signingKeys = new Gauge({
+    name: 'streamgate_relay_signing_key',
+    help: '1 for each kid of the signing keys this pod verifies with now (RELAY_JWKS_URL or RELAY_JWKS_FILE)',
+    labelNames: ['kid'] as const,
+    registers: [this.registry],
+  });
+  readonly revocationsEnded = new Counter({
+    name: 'streamgate_relay_revoked_subscriptions_total',
+    help: 'Subscriptions ended with unsubscribed revoked because a revocation matched their token',
+    registers: [this.registry],
+  });
+  readonly revocationsInvalid = new Counter({
+    name: 'streamgate_relay_revocation_records_invalid_total',
+    help: 'Revocation records read from Redis that did not parse (ignored)',
+    registers: [this.registry],
+  });
+  readonly revocationsHeld = new Gauge({
+    name: 'streamgate_relay_revocations',
+    help: 'Revocation records in force on this pod, over all targets',
+    registers: [this.registry],
+  });
+
   readonly opsPublishes = new Counter({
     name: 'streamgate_relay_ops_snapshots_total',
     help: 'Operations snapshots written to the operations stream',
@@ -168,6 +202,12 @@ export class RelayMetrics {
     this.limitBreaches.inc({ limit });
     const closed = CLOSING_LIMITS[limit];
     if (closed !== undefined) this.refusals.add(`close:${closed}`);
+  }
+
+  /** A socket closed with 4006 for silence. */
+  pingTimeout(): void {
+    this.pingTimeouts.inc();
+    this.refusals.add('close:pingTimeout');
   }
 
   slowConsumerCut(): void {

@@ -2,6 +2,8 @@ import { CloseCode, parseClientFrame, relayError } from '@streamgate/protocol';
 import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
 import type { Logger } from 'pino';
 import type { Connection } from './core/Connection.js';
+import { PING_FRAME_TEXT } from './core/serverFrames.js';
+import type { LivenessMember, LivenessSweep, LivenessTarget } from './liveness/LivenessSweep.js';
 import type { HubSubscriber } from './core/HubSubscriber.js';
 import type { StreamHub } from './core/StreamHub.js';
 import {
@@ -14,7 +16,9 @@ import {
   unsubscribedFrameText,
   welcomeFrameText,
 } from './core/serverFrames.js';
-import type { TokenVerifier } from './auth/TokenVerifier.js';
+import type { Verifier } from './revocation/RevokingVerifier.js';
+import { RevocationList } from './revocation/RevocationList.js';
+import type { RevocationRecord } from '@streamgate/protocol';
 import type { RelayMetrics } from './RelayMetrics.js';
 import { systemClock } from './Clock.js';
 import { ProtocolViolationGuard } from './limits/ProtocolViolationGuard.js';
@@ -25,7 +29,7 @@ import type { TokenEvents, TokenTimersOptions } from './TokenTimers.js';
 import type { Clock } from './Clock.js';
 
 export interface SessionDeps {
-  readonly verifier: TokenVerifier;
+  readonly verifier: Verifier;
   readonly hubFor: (target: string) => StreamHub;
   readonly nodeId: string;
   readonly maxFrameBytes: number;
@@ -44,6 +48,10 @@ export interface SessionDeps {
    * the pod keeps per socket (admission, guards) is let go there. One function for every session.
    */
   readonly onClosed?: (session: Session, conn: Connection) => void;
+  /** Announced in `welcome`: how often the relay pings this socket (LivenessSweep). */
+  readonly pingIntervalMs?: number;
+  /** The pod's one sweep: the session joins it on open and leaves it on close. */
+  readonly liveness?: LivenessSweep;
 }
 
 type SessionSub =
@@ -53,6 +61,8 @@ type SessionSub =
       sid: string;
       subject: string;
       stream: string;
+      /** `iat` of the token in force: a revocation ends the subscription only if it covers this token. */
+      iat: number;
       target: string;
       hub: StreamHub;
       hubSub: HubSubscriber;
@@ -64,7 +74,8 @@ type SessionSub =
  * frames over a Connection and knows nothing of uWS. Every bad input is answered with a typed
  * error frame and leaves the session serving.
  */
-export class Session implements TokenEvents {
+export class Session implements TokenEvents, LivenessTarget {
+  private alive: LivenessMember | null = null;
   private readonly subs = new Map<string, SessionSub>();
   private closed = false;
   /** Made on the first unusable frame: most sockets never send one, and an idle one should not hold it. */
@@ -92,15 +103,33 @@ export class Session implements TokenEvents {
   open(): void {
     this.deps.metrics.connections.inc();
     this.conn.send(
-      welcomeFrameText(this.deps.nodeId, { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions }),
+      welcomeFrameText(
+        this.deps.nodeId,
+        { maxFrameBytes: this.deps.maxFrameBytes, maxSubscriptions: this.deps.maxSubscriptions },
+        this.deps.pingIntervalMs,
+      ),
     );
+    this.alive = this.deps.liveness?.add(this) ?? null;
+  }
+
+  /** LivenessSweep: this socket's turn to be pinged. */
+  ping(): void {
+    this.conn.send(PING_FRAME_TEXT);
+  }
+
+  /** LivenessSweep: nothing was heard for a whole interval after a ping. */
+  timedOut(): void {
+    this.conn.close(CloseCode.pingTimeout, 'no frame for a ping interval: reconnect');
   }
 
   onBinary(): void {
+    this.alive?.heard();
     this.refuseFrame(relayError('frame_binary', 'binary frames are not part of the protocol; send JSON text'));
   }
 
   onText(text: string, byteLength: number): void {
+    // Any frame, a `pong` or anything else, proves the client still reads.
+    this.alive?.heard();
     try {
       this.handle(text, byteLength);
     } catch (error) {
@@ -145,6 +174,9 @@ export class Session implements TokenEvents {
         this.conn.send(raw === null ? pongFrameText(frame.t) : pongEchoFrameText(raw));
         return;
       }
+      case 'pong':
+        // The answer to the relay's ping: the edge already counted the frame as heard.
+        return;
     }
   }
 
@@ -168,6 +200,17 @@ export class Session implements TokenEvents {
     this.conn.close(CloseCode.drainReconnect, 'relay draining: reconnect now');
   }
 
+  /** Ends, with `unsubscribed` `revoked`, every subscription whose token `record` covers; returns how many. */
+  revoke(record: RevocationRecord): number {
+    let ended = 0;
+    for (const sub of [...this.subs.values()]) {
+      if (sub.state !== 'active' || !RevocationList.matches(record, { sub: sub.subject, stream: sub.stream, iat: sub.iat })) continue;
+      this.unsubscribe(sub.sid, 'revoked');
+      ended += 1;
+    }
+    return ended;
+  }
+
   /** The socket is gone: release everything without writing to it. */
   onClose(): void {
     if (this.closed) return;
@@ -175,6 +218,8 @@ export class Session implements TokenEvents {
     this.deps.metrics.connections.dec();
     for (const sub of this.subs.values()) this.release(sub);
     this.subs.clear();
+    if (this.alive !== null) this.deps.liveness?.remove(this.alive);
+    this.alive = null;
     this.deps.onClosed?.(this, this.conn);
   }
 
@@ -238,6 +283,7 @@ export class Session implements TokenEvents {
       sid,
       subject: claims.sub,
       stream: claims.stream,
+      iat: claims.iat,
       target: internTarget(claims.redis),
       hub,
       hubSub,
@@ -307,6 +353,7 @@ export class Session implements TokenEvents {
       return this.reject(error ?? relayError('internal', 'refresh failed'), frame.sid);
     }
     this.deps.metrics.refreshes.inc({ outcome: 'ok' });
+    sub.iat = verified.claims.iat;
     sub.hubSub.renewExpiry(verified.claims.exp);
     // Asks for a new token within its refresh window; ends the subscription once it ran out.
     sub.timers.schedule(verified.claims);

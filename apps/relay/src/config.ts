@@ -46,6 +46,8 @@ export const relayConfigSchema = z
     }),
     RELAY_JWKS_FILE: envText({ optional: 'and set RELAY_JWKS_URL instead' }),
     RELAY_JWKS_REFRESH_SECONDS: int(300, 10, 86_400),
+    // RELAY_JWKS_FILE is watched, and re-read at least this often (docs/protocol.md §10, "Key rotation").
+    RELAY_JWKS_FILE_POLL_MS: int(2_000, 100, 600_000),
     RELAY_TOKEN_ALGORITHMS: envList({
       fallback: ['ES256', 'EdDSA'],
       nonEmpty: true,
@@ -79,6 +81,9 @@ export const relayConfigSchema = z
     RELAY_STREAM_LINGER_MS: int(5_000, 0, 600_000, '0 = stop reading at once'),
     RELAY_REFRESH_LEAD_SECONDS: int(30, 1, 3_600),
     RELAY_IDLE_TIMEOUT_SECONDS: int(60, 8, 960),
+    // Protocol-level liveness (docs/protocol.md §8): a `ping` per socket per interval; a socket that
+    // sends nothing for a whole interval after one is closed with 4006.
+    RELAY_PING_INTERVAL_MS: int(25_000, 100, 600_000),
     // Drain on SIGTERM (Drainer.ts): reconnects spread uniformly over the window, a second signal
     // shrinks what is left to the fast window, the deadline ends the process whatever remains.
     RELAY_DRAIN_WINDOW_MS: int(900_000, 0, 86_400_000, '0 = all at once'),

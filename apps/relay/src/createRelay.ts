@@ -19,6 +19,11 @@ import { startRelayOpsPublisher } from './ops/startRelayOpsPublisher.js';
 import type { RelayReadModeState } from './ops/RelaySnapshotCollector.js';
 import type { RedisStreamSource } from './redis/RedisStreamSource.js';
 import { openTargetSource } from './openTargetSource.js';
+import { systemClock } from './Clock.js';
+import { LivenessSweep } from './liveness/LivenessSweep.js';
+import { RevocationList } from './revocation/RevocationList.js';
+import { RevokingVerifier } from './revocation/RevokingVerifier.js';
+import { startRevocationFeed } from './revocation/RedisRevocationFeed.js';
 
 export interface Relay {
   readonly port: number;
@@ -43,16 +48,51 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   const keys = createKeySource(
     config.RELAY_JWKS_URL !== undefined
       ? { kind: 'remote', url: config.RELAY_JWKS_URL, refreshSeconds: config.RELAY_JWKS_REFRESH_SECONDS }
-      : { kind: 'file', path: config.RELAY_JWKS_FILE ?? '' },
-    (error) => log.warn({ err: error }, 'jwks fetch failed'),
+      : {
+          kind: 'file',
+          path: config.RELAY_JWKS_FILE ?? '',
+          pollMs: config.RELAY_JWKS_FILE_POLL_MS,
+          onReload: (reload) => {
+            metrics.keyReloads.inc({ outcome: reload.outcome });
+            if (reload.outcome === 'loaded') log.info({ kids: reload.kids }, 'RELAY_JWKS_FILE reloaded');
+            else log.error({ problem: reload.message }, 'RELAY_JWKS_FILE changed but is invalid: keeping the keys in force');
+          },
+        },
+    (error) => log.warn({ err: error }, 'signing keys could not be read'),
   );
-  const verifier = new TokenVerifier({
+  const tokens = new TokenVerifier({
     keys: keys.getKey,
     algorithms: config.RELAY_TOKEN_ALGORITHMS,
     audience: config.RELAY_TOKEN_AUDIENCE,
     issuer: config.RELAY_TOKEN_ISSUER,
     clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
     redisAllowlist: config.RELAY_REDIS_ALLOWLIST,
+  });
+  // Revocation (docs/protocol.md §10): refused at subscribe and refresh, and live subscriptions
+  // it covers are ended as each record arrives.
+  const revocations = new RevocationList(systemClock, config.RELAY_CLOCK_SKEW_SECONDS * 1000);
+  const verifier = new RevokingVerifier(tokens, revocations);
+  const sessions = new Set<Session>();
+  let revokedTotal = 0;
+  const revocationFeed = startRevocationFeed({
+    targets: [...config.RELAY_REDIS_ALLOWLIST],
+    username: config.RELAY_REDIS_USERNAME,
+    password: config.RELAY_REDIS_PASSWORD,
+    connectionName: `streamgate-relay:${config.RELAY_NODE_ID}`,
+    log,
+    onRecord: (record) => {
+      if (!revocations.add(record)) return;
+      let ended = 0;
+      for (const session of sessions) ended += session.revoke(record);
+      metrics.revocationsEnded.inc(ended);
+      revokedTotal += ended;
+      metrics.revocationsHeld.set(revocations.size);
+      log.info({ sub: record.sub, stream: record.stream, before: record.before, ended }, 'revocation applied');
+    },
+    onInvalid: (problem) => {
+      metrics.revocationsInvalid.inc();
+      log.warn({ problem }, 'unusable revocation record ignored');
+    },
   });
 
   // The app exists before it listens, so the hubs hold its publisher itself.
@@ -100,6 +140,11 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       log.debug({ buffered }, 'slow consumer cut');
     },
   });
+  const liveness = new LivenessSweep({
+    clock: systemClock,
+    intervalMs: config.RELAY_PING_INTERVAL_MS,
+    onTimeout: () => metrics.pingTimeout(),
+  });
   const refused: SocketHandlers = { onText: () => undefined, onBinary: () => undefined, onClose: () => undefined };
   const drainer = new Drainer<Session>({
     windowMs: config.RELAY_DRAIN_WINDOW_MS,
@@ -117,7 +162,10 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
     metrics,
     log,
+    pingIntervalMs: config.RELAY_PING_INTERVAL_MS,
+    liveness,
     onClosed: (session, conn) => {
+      sessions.delete(session);
       admission.release();
       slowConsumers.delete(conn);
       drainer.untrack(session);
@@ -154,6 +202,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       const session = new Session(conn, sessionDeps);
       session.open();
       drainer.track(session);
+      sessions.add(session);
       // The session is the socket's handlers: no per-socket closures to hold.
       return session;
     },
@@ -165,6 +214,9 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
           : { status: 503, contentType: 'text/plain', body: `${notReadyReason()}\n${targets.describe()}` },
       '/metrics': async () => {
         metrics.streams.set([...hubs.values()].reduce((n, h) => n + h.streamCount, 0));
+        metrics.revocationsHeld.set(revocations.size);
+        metrics.signingKeys.reset();
+        for (const kid of keys.kids()) metrics.signingKeys.set({ kid }, 1);
         targets.check();
         return { status: 200, contentType: metrics.registry.contentType, body: await metrics.registry.metrics() };
       },
@@ -192,6 +244,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
             readModes: () => [...readModes].map(([target, mode]) => ({ target, mode })),
             drain: () => drainer.schedule,
             drainOutcome: () => drainer.outcome,
+            revocations: () => ({ held: revocations.size, ended: revokedTotal }),
           },
         });
 
@@ -226,6 +279,8 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     close: async () => {
       server.close(CloseCode.drainReconnect, 'relay shutting down');
       targets.close();
+      liveness.close();
+      await revocationFeed.close();
       slowConsumers.close();
       keys.close();
       demand?.close();

@@ -8,3 +8,5 @@ export { FaultPolicy } from './FaultPolicy.js';
 export type { FaultKind } from './FaultPolicy.js';
 export { bootApp } from './bootApp.js';
 export type { AppLog, BootAppOptions, BootedApp, BootTarget } from './bootApp.js';
+export { watchTextFile } from './watchTextFile.js';
+export type { TextFileWatch, WatchTextFileOptions } from './watchTextFile.js';

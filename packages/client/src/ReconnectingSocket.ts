@@ -1,6 +1,8 @@
 import { backoffDelay, CloseCode, reconnectAdvice } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, ServerFrame } from '@streamgate/protocol';
 import type { ResolvedBackoff } from './backoff.js';
+import type { ClientClock } from './Clock.js';
+import { LivenessWatch } from './LivenessWatch.js';
 import { RelaySocket } from './RelaySocket.js';
 import type { RelayLogger } from './logger.js';
 import type { WebSocketConstructor } from './webSocketLike.js';
@@ -28,6 +30,10 @@ export interface ReconnectingSocketOptions {
   backoff: ResolvedBackoff;
   logger: RelayLogger;
   healthyAfterMs: number;
+  /** Liveness deadlines (LivenessWatch). */
+  clock: ClientClock;
+  /** How long past the relay's ping interval a silent socket is kept before it is given up. */
+  livenessGraceMs: number;
   events: ReconnectingSocketEvents;
 }
 
@@ -35,6 +41,8 @@ export interface ReconnectingSocketOptions {
 export class ReconnectingSocket {
   readonly #options: ReconnectingSocketOptions;
   #connection: RelaySocket | undefined;
+  /** The "heard nothing" deadline of the current socket. */
+  #watch: LivenessWatch | undefined;
   #status: ConnectionStatus = 'idle';
   #urlIndex = 0;
   #attempt = 0;
@@ -78,6 +86,7 @@ export class ReconnectingSocket {
   close(): void {
     this.#status = 'closed';
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#watch?.stop();
     this.#connection?.close(1000, 'client closed');
     this.#connection = undefined;
   }
@@ -87,6 +96,9 @@ export class ReconnectingSocket {
     const url = this.url;
     this.#status = 'connecting';
     let conn: RelaySocket | undefined;
+    const watch = new LivenessWatch(this.#options.clock, this.#options.livenessGraceMs, () => {
+      if (conn !== undefined) this.#silent(conn, watch);
+    });
     try {
       conn = new RelaySocket(
         url,
@@ -94,14 +106,24 @@ export class ReconnectingSocket {
         {
           onOpen: () => {
             if (conn !== this.#connection) return;
+            watch.heard();
             this.#status = 'open';
             events.onOpen();
           },
           onFrame: (frame) => {
             if (conn === undefined || conn !== this.#connection) return;
+            watch.heard();
+            if (frame.op === 'ping') {
+              conn.send({ op: 'pong' });
+              return;
+            }
+            if (frame.op === 'welcome' && frame.pingIntervalMs !== undefined) watch.setInterval(frame.pingIntervalMs);
             events.onFrame(frame);
           },
-          onBadFrame: (error) => events.onBadFrame(error),
+          onBadFrame: (error) => {
+            watch.heard();
+            events.onBadFrame(error);
+          },
           onClose: (code, reason) => {
             if (conn !== undefined) this.#closed(conn, code, reason);
           },
@@ -111,15 +133,31 @@ export class ReconnectingSocket {
     } catch (error) {
       // A browser throws synchronously on a malformed URL; another URL may be fine.
       logger.error('could not open a socket', { url, error });
+      watch.stop();
       this.#schedule({ backoff: true, preferOtherPod: true });
       return;
     }
     this.#connection = conn;
+    this.#watch = watch;
+  }
+
+  /**
+   * Nothing arrived for the relay's ping interval plus the grace: the socket is half-open (a NAT
+   * that dropped its state, a proxy that stopped forwarding, a laptop that slept), and its close
+   * would never come. Given up like a relay close with 4006: another pod, then resume.
+   */
+  #silent(conn: RelaySocket, watch: LivenessWatch): void {
+    if (conn !== this.#connection) return;
+    this.#options.logger.warn('heard nothing from the relay: reconnecting', { url: conn.url, silentMs: watch.boundMs });
+    conn.close(CloseCode.pingTimeout, 'heard nothing from the relay');
+    this.#closed(conn, CloseCode.pingTimeout, 'heard nothing from the relay');
   }
 
   #closed(conn: RelaySocket, code: number, reason: string): void {
     if (conn !== this.#connection) return;
     this.#connection = undefined;
+    this.#watch?.stop();
+    this.#watch = undefined;
     const { logger, events, healthyAfterMs } = this.#options;
     if (conn.welcomed && Date.now() - conn.openedAt >= healthyAfterMs) {
       this.#attempt = 0;

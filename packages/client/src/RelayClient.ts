@@ -5,6 +5,9 @@ import { resolveBackoff } from './backoff.js';
 import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
 import { ReconnectingSocket } from './ReconnectingSocket.js';
 import type { ConnectionStatus } from './ReconnectingSocket.js';
+import { systemClientClock } from './Clock.js';
+import type { ClientClock } from './Clock.js';
+import { DEFAULT_LIVENESS_GRACE_MS } from './LivenessWatch.js';
 import { consoleLogger } from './logger.js';
 import type { RelayLogger } from './logger.js';
 import { SubscriptionHandle } from './SubscriptionHandle.js';
@@ -29,7 +32,20 @@ export interface RelayClientOptions {
    * Default `Math.random`; tests pass their own.
    */
   random?: () => number;
+  /**
+   * Liveness and request deadlines (docs/protocol.md §8): a socket silent for the relay's ping
+   * interval plus `livenessGraceMs` (default 10 s) is given up and its subscriptions resumed on
+   * the next URL; a `subscribe` or `refresh` unanswered for `requestTimeoutMs` (default 15 s) is
+   * retried with backoff.
+   */
+  livenessGraceMs?: number;
+  requestTimeoutMs?: number;
+  /** Timers for those deadlines; tests pass a fake one. */
+  clock?: ClientClock;
 }
+
+/** How long a `subscribe` or `refresh` may go unanswered before it is sent again. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
 
 /** One socket to a relay, shared by every subscription, with resume, token refresh and backoff. */
 export class RelayClient {
@@ -51,12 +67,15 @@ export class RelayClient {
     this.#backoff = resolveBackoff(options.backoff);
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
+    const clock = options.clock ?? systemClientClock;
     this.#conn = new ReconnectingSocket({
       urls: [...options.urls],
       WebSocket: WebSocketImpl,
       backoff: this.#backoff,
       logger: this.#logger,
       healthyAfterMs: options.healthyAfterMs ?? 5_000,
+      clock,
+      livenessGraceMs: options.livenessGraceMs ?? DEFAULT_LIVENESS_GRACE_MS,
       events: {
         onOpen: () => this.#shared.subscribeAll(),
         onFrame: (frame) => this.#onFrame(frame),
@@ -72,7 +91,10 @@ export class RelayClient {
         },
       },
     });
-    this.#shared = new SharedSubscriptionRegistry(this.#conn, this.#backoff, (sub) => this.#subscribers.delete(sub), options.random);
+    this.#shared = new SharedSubscriptionRegistry(this.#conn, this.#backoff, (sub) => this.#subscribers.delete(sub), options.random, {
+      clock,
+      timeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    });
   }
 
   get status(): ConnectionStatus {
@@ -132,6 +154,7 @@ export class RelayClient {
     switch (frame.op) {
       case 'welcome':
       case 'pong':
+      case 'ping':
         return;
       case 'subscribed': {
         const shared = this.#shared.current(frame.sid);

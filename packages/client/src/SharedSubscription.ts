@@ -33,6 +33,9 @@ export class SharedSubscription {
   /** Set while a fresh token is fetched before a subscribe, so only one subscribe is prepared. */
   #preparing = false;
   readonly #retry = new RetryTimer();
+  /** Cancels the deadline of the subscribe in flight; set until `subscribed` or `unbind`. */
+  #cancelAnswerDeadline: (() => void) | undefined;
+  #answered = false;
 
   /** `random` draws each token's renewal moment. */
   constructor(token: RelaySubscription<unknown>, random?: () => number) {
@@ -73,7 +76,24 @@ export class SharedSubscription {
   /** A subscribe frame with `sid` went out. */
   subscribing(sid: string): void {
     this.#sid = sid;
+    this.#answered = false;
     this.setPhase('subscribing');
+  }
+
+  /** The relay answered the subscribe in force with `subscribed`. */
+  get answered(): boolean {
+    return this.#answered;
+  }
+
+  /** Holds the cancel of the deadline of the subscribe just sent. */
+  awaitAnswer(cancel: () => void): void {
+    this.#clearAnswerDeadline();
+    this.#cancelAnswerDeadline = cancel;
+  }
+
+  #clearAnswerDeadline(): void {
+    this.#cancelAnswerDeadline?.();
+    this.#cancelAnswerDeadline = undefined;
   }
 
   /**
@@ -83,6 +103,7 @@ export class SharedSubscription {
   unbind(): string | undefined {
     const sid = this.#sid;
     this.#sid = undefined;
+    this.#clearAnswerDeadline();
     this.token.abandonRefresh();
     return sid;
   }
@@ -128,6 +149,8 @@ export class SharedSubscription {
   }
 
   applySubscribed(frame: SubscribedFrame): void {
+    this.#answered = true;
+    this.#clearAnswerDeadline();
     this.#retry.resetAttempts();
     this.token.confirmExpiry(frame.exp);
     this.#phase = frame.recovery === 'fresh' ? 'live' : 'catching-up';
@@ -201,6 +224,7 @@ export class SharedSubscription {
 
   /** Cancels the pending subscribe retry and refresh retry, if any. */
   cancelRetry(): void {
+    this.#clearAnswerDeadline();
     this.#retry.cancel();
     this.token.cancelRefreshRetry();
   }

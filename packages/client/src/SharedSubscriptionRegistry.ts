@@ -1,10 +1,17 @@
 import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, RelaySubscription, StreamName, SubscribeFrame } from '@streamgate/protocol';
 import type { ResolvedBackoff } from './backoff.js';
+import type { ClientClock } from './Clock.js';
 import { SharedSubscription } from './SharedSubscription.js';
 import type { RefreshContext } from './StreamToken.js';
 import type { Subscriber } from './SubscriptionHandle.js';
 import type { SubscriptionError } from './types.js';
+
+/** How long a subscribe or refresh may go unanswered, and the clock that measures it. */
+export interface RequestDeadline {
+  readonly clock: ClientClock;
+  readonly timeoutMs: number;
+}
 
 export interface FrameSender {
   readonly isOpen: boolean;
@@ -23,9 +30,17 @@ export class SharedSubscriptionRegistry {
   readonly #backoff: ResolvedBackoff;
   readonly #onReleased: (sub: Subscriber) => void;
   readonly #random: (() => number) | undefined;
+  readonly #deadline: RequestDeadline | undefined;
   #nextSid = 0;
 
-  constructor(conn: FrameSender, backoff: ResolvedBackoff, onReleased: (sub: Subscriber) => void, random?: () => number) {
+  constructor(
+    conn: FrameSender,
+    backoff: ResolvedBackoff,
+    onReleased: (sub: Subscriber) => void,
+    random?: () => number,
+    deadline?: RequestDeadline,
+  ) {
+    this.#deadline = deadline;
     this.#conn = conn;
     this.#backoff = backoff;
     this.#onReleased = onReleased;
@@ -143,6 +158,32 @@ export class SharedSubscriptionRegistry {
     if (!this.#conn.send(frame)) return;
     this.#bySid.set(sid, shared);
     shared.subscribing(sid);
+    this.#awaitSubscribed(shared, sid);
+  }
+
+  /**
+   * A subscribe the relay never answers (lost on a proxy, a relay stuck on it) would leave the
+   * subscription `connecting` forever: past the deadline it is withdrawn (an `unsubscribe`, so
+   * a late answer cannot make it a duplicate) and sent again with backoff.
+   */
+  #awaitSubscribed(shared: SharedSubscription, sid: string): void {
+    const deadline = this.#deadline;
+    if (deadline === undefined) return;
+    shared.awaitAnswer(
+      deadline.clock.after(deadline.timeoutMs, () => {
+        if (this.current(sid) !== shared || shared.answered) return;
+        shared.unbind();
+        this.#bySid.delete(sid);
+        this.#conn.send({ op: 'unsubscribe', sid });
+        shared.report({
+          code: 'request_timeout',
+          retryable: true,
+          message: `subscribe ${sid} unanswered for ${deadline.timeoutMs} ms; subscribing again`,
+        });
+        shared.setPhase('idle');
+        this.#scheduleRetry(shared);
+      }),
+    );
   }
 
   async #renewThenSubscribe(shared: SharedSubscription): Promise<void> {
@@ -177,6 +218,7 @@ export class SharedSubscriptionRegistry {
       send: (frame) => this.#conn.send(frame),
       report: (error) => shared.report(error),
       retryDelay: (attempt) => backoffDelay(attempt, this.#backoff.baseMs, this.#backoff.maxMs),
+      ...(this.#deadline === undefined ? {} : { deadline: this.#deadline }),
     };
   }
 

@@ -3,6 +3,7 @@ import type { RefreshFrame, RelaySubscription, StreamName } from '@streamgate/pr
 import { RetryTimer } from './RetryTimer.js';
 import { checkToken, describeError, expiresSoon, TOKEN_RENEW_MARGIN_MS } from './tokens.js';
 import type { ClientError, SubscriptionError } from './types.js';
+import type { RequestDeadline } from './SharedSubscriptionRegistry.js';
 
 /** Mints a token for the stream: the `getToken` of one of its open subscriptions. */
 export type TokenSource = () => Promise<unknown>;
@@ -17,6 +18,8 @@ export interface RefreshContext {
   report(error: SubscriptionError): void;
   /** Delay before refresh retry number `attempt` (0-based). */
   retryDelay(attempt: number): number;
+  /** How long a `refresh` may go unanswered before it is sent again (none: wait for ever). */
+  deadline?: RequestDeadline;
 }
 
 /**
@@ -47,6 +50,7 @@ export class StreamToken {
   /** Set from a `refresh_token` frame until `refreshed`, an error or a disconnect. */
   #refreshInFlight = false;
   readonly #refreshRetry = new RetryTimer();
+  #cancelRefreshDeadline: (() => void) | undefined;
 
   constructor(initial: RelaySubscription<unknown>, source: () => TokenSource | undefined, random: () => number = Math.random) {
     this.#stream = initial.stream;
@@ -135,7 +139,32 @@ export class StreamToken {
       return;
     }
     // The new token is kept even if the socket changed meanwhile: the resubscribe then uses it.
-    if (!ctx.isCurrent(sid) || !ctx.send({ op: 'refresh', sid, token: this.#token })) this.#refreshInFlight = false;
+    if (!ctx.isCurrent(sid) || !ctx.send({ op: 'refresh', sid, token: this.#token })) {
+      this.#refreshInFlight = false;
+      return;
+    }
+    const deadline = ctx.deadline;
+    if (deadline === undefined) return;
+    this.#clearRefreshDeadline();
+    // An unanswered refresh would otherwise block every later one until the token ran out.
+    this.#cancelRefreshDeadline = deadline.clock.after(deadline.timeoutMs, () => {
+      this.#cancelRefreshDeadline = undefined;
+      if (!this.#refreshInFlight) return;
+      this.refused(
+        sid,
+        {
+          code: 'request_timeout',
+          retryable: true,
+          message: `refresh of ${sid} unanswered for ${deadline.timeoutMs} ms; sending it again`,
+        },
+        ctx,
+      );
+    });
+  }
+
+  #clearRefreshDeadline(): void {
+    this.#cancelRefreshDeadline?.();
+    this.#cancelRefreshDeadline = undefined;
   }
 
   /**
@@ -145,6 +174,7 @@ export class StreamToken {
    */
   refused(sid: string, error: SubscriptionError, ctx: RefreshContext): void {
     this.#refreshInFlight = false;
+    this.#clearRefreshDeadline();
     ctx.report(error);
     if (!error.retryable) return;
     this.#refreshRetry.schedule(
@@ -159,15 +189,18 @@ export class StreamToken {
   refreshed(expSeconds: number): void {
     this.#expiresAt = expSeconds * 1000;
     this.#refreshInFlight = false;
+    this.#clearRefreshDeadline();
     this.#refreshRetry.resetAttempts();
   }
 
   /** The relay subscription being refreshed is gone (socket lost, subscription ended). */
   abandonRefresh(): void {
     this.#refreshInFlight = false;
+    this.#clearRefreshDeadline();
   }
 
   cancelRefreshRetry(): void {
+    this.#clearRefreshDeadline();
     this.#refreshRetry.cancel();
   }
 

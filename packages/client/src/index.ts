@@ -18,3 +18,6 @@ export type {
   SubscriptionState,
 } from './types.js';
 export type { WebSocketConstructor, WebSocketLike } from './webSocketLike.js';
+export type { ClientClock } from './Clock.js';
+export { DEFAULT_LIVENESS_GRACE_MS, DEFAULT_PING_INTERVAL_MS } from './LivenessWatch.js';
+export { DEFAULT_REQUEST_TIMEOUT_MS } from './RelayClient.js';

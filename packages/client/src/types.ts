@@ -24,7 +24,9 @@ export type ClientErrorCode =
   /** The relay closed the socket with a code that forbids reconnecting (44xx, 1000). */
   | 'connection_closed'
   /** An entry on the stream was not in the entry format; its id still advanced the position. */
-  | 'malformed_entry';
+  | 'malformed_entry'
+  /** A `subscribe` or `refresh` went unanswered past `requestTimeoutMs`; it is sent again with backoff. */
+  | 'request_timeout';
 
 export interface ClientError {
   code: ClientErrorCode;

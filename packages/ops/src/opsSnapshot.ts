@@ -71,6 +71,11 @@ export const relaySnapshotSchema = z.object({
   readModes: z.array(relayReadModeSchema).max(32),
   /** null unless draining. */
   drain: relayDrainSchema.nullable(),
+  /**
+   * Revocation records in force on the pod (each expires a token lifetime after it was made) and
+   * subscriptions ended by one since start. Absent from relays older than revocation.
+   */
+  revocations: z.object({ held: count, ended: count }).optional(),
 });
 
 export const authSnapshotSchema = z.object({

@@ -20,6 +20,12 @@ export const CloseCode = {
   connectionRateLimited: 4004,
   /** An unexpected server fault: reconnect with backoff. */
   internalError: 4005,
+  /**
+   * No frame arrived for a whole ping interval after a `ping` (the socket is half-open, or the
+   * client stopped reading): reconnect with backoff, preferably elsewhere. A client that closes a
+   * socket it heard nothing on uses this code too.
+   */
+  pingTimeout: 4006,
   /** The client kept sending frames the protocol forbids; fix the client. */
   protocolViolation: 4400,
   /** The client asked for a protocol version the relay does not speak. */
@@ -39,7 +45,7 @@ export function reconnectAdvice(code: number): ReconnectAdvice {
   if (code === CloseCode.drainReconnect) return { reconnect: true, backoff: false, preferOtherPod: true };
   if (code === CloseCode.tryAnotherPod) return { reconnect: true, backoff: false, preferOtherPod: true };
   if (code === CloseCode.slowConsumer) return { reconnect: true, backoff: true, preferOtherPod: false };
-  if (code === CloseCode.overloaded || code === CloseCode.connectionRateLimited) {
+  if (code === CloseCode.overloaded || code === CloseCode.connectionRateLimited || code === CloseCode.pingTimeout) {
     return { reconnect: true, backoff: true, preferOtherPod: true };
   }
   if (code >= 4400 && code <= 4499) return { reconnect: false };

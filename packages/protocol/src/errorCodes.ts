@@ -20,6 +20,9 @@ export const errorCodes = {
   redis_not_allowed: false,
   token_subject_mismatch: false,
   token_stream_mismatch: false,
+  // The issuer revoked this subject's or stream's tokens issued before a moment (docs §10):
+  // a token issued after the revocation is needed.
+  revoked: false,
   // The relay could not fetch its signing keys right now.
   jwks_unavailable: true,
   // Frame problems: the frame is dropped, the connection stays.

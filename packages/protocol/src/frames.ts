@@ -42,19 +42,26 @@ export const pingFrameSchema = z.strictObject({
   t: z.optional(z.number()),
 });
 
+/** The answer to the relay's `ping`: proof, at the protocol level, that this client still reads. */
+export const clientPongFrameSchema = z.strictObject({
+  op: z.literal('pong'),
+});
+
 export const clientFrameSchema = z.discriminatedUnion('op', [
   subscribeFrameSchema,
   unsubscribeFrameSchema,
   refreshFrameSchema,
   pingFrameSchema,
+  clientPongFrameSchema,
 ]);
 
 export type SubscribeFrame = z.infer<typeof subscribeFrameSchema>;
 export type UnsubscribeFrame = z.infer<typeof unsubscribeFrameSchema>;
 export type RefreshFrame = z.infer<typeof refreshFrameSchema>;
 export type PingFrame = z.infer<typeof pingFrameSchema>;
+export type ClientPongFrame = z.infer<typeof clientPongFrameSchema>;
 export type ClientFrame = z.infer<typeof clientFrameSchema>;
-export const clientOps = ['subscribe', 'unsubscribe', 'refresh', 'ping'] as const;
+export const clientOps = ['subscribe', 'unsubscribe', 'refresh', 'ping', 'pong'] as const;
 
 // ---- server → client ---------------------------------------------------------------------
 
@@ -63,6 +70,11 @@ export const welcomeFrameSchema = z.object({
   protocol: z.literal(PROTOCOL_VERSION),
   node: z.string(),
   limits: z.object({ maxFrameBytes: z.int(), maxSubscriptions: z.int() }),
+  /**
+   * Milliseconds between the relay's `ping` frames on this connection. A client that hears no
+   * frame at all for this long plus its grace treats the socket as dead (docs/protocol.md §8).
+   */
+  pingIntervalMs: z.optional(z.int().check(z.positive())),
 });
 
 /**
@@ -160,6 +172,9 @@ export const reconnectFrameSchema = z.object({
 
 export const pongFrameSchema = z.object({ op: z.literal('pong'), t: z.optional(z.number()) });
 
+/** The relay's liveness check: answer with a client `pong`. */
+export const serverPingFrameSchema = z.object({ op: z.literal('ping') });
+
 export const serverFrameSchema = z.discriminatedUnion('op', [
   welcomeFrameSchema,
   subscribedFrameSchema,
@@ -173,6 +188,7 @@ export const serverFrameSchema = z.discriminatedUnion('op', [
   refreshedFrameSchema,
   reconnectFrameSchema,
   pongFrameSchema,
+  serverPingFrameSchema,
 ]);
 
 export type WelcomeFrame = z.infer<typeof welcomeFrameSchema>;
@@ -187,4 +203,5 @@ export type RefreshTokenFrame = z.infer<typeof refreshTokenFrameSchema>;
 export type RefreshedFrame = z.infer<typeof refreshedFrameSchema>;
 export type ReconnectFrame = z.infer<typeof reconnectFrameSchema>;
 export type PongFrame = z.infer<typeof pongFrameSchema>;
+export type ServerPingFrame = z.infer<typeof serverPingFrameSchema>;
 export type ServerFrame = z.infer<typeof serverFrameSchema>;

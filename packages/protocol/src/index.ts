@@ -13,3 +13,4 @@ export * from './splitRedisUrl.js';
 export * from './streamId.js';
 export * from './streamName.js';
 export * from './tokenRefreshWindow.js';
+export * from './revocation.js';

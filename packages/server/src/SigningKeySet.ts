@@ -72,7 +72,19 @@ function describe(error: z.ZodError, index: number, raw: unknown): string {
  * verifying outstanding tokens after it stops signing.
  */
 export class SigningKeySet {
-  private constructor(private readonly list: readonly [SigningKey, ...SigningKey[]]) {}
+  private constructor(private list: readonly [SigningKey, ...SigningKey[]]) {}
+
+  /**
+   * Replaces the keys in place, for a rotation without a restart: the issuer and the JWKS
+   * handler holding this set sign and publish the new keys from their next call. An invalid
+   * `json` changes nothing and returns the error (log it, count it: the keys in force stay).
+   */
+  async reload(json: string): Promise<SigningKeySetResult> {
+    const next = await SigningKeySet.fromJson(json);
+    if (!next.ok) return next;
+    this.list = next.keys.list;
+    return { ok: true, keys: this };
+  }
 
   /** The key new tokens are signed with. */
   get current(): SigningKey {

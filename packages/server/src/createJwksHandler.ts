@@ -15,10 +15,16 @@ export function createJwksHandler(
   keys: SigningKeySet,
   { maxAgeSeconds = 60 }: JwksHandlerOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  // Keys are fixed for the life of a set, so the body is serialized once.
-  const body = JSON.stringify(jwksDocument(keys));
-  const length = String(Buffer.byteLength(body));
+  // Serialized once per key list: `all` is a new list after each reload (SigningKeySet.reload).
+  let servedFor: readonly unknown[] | null = null;
+  let body = '';
+  let length = '0';
   return (req, res) => {
+    if (servedFor !== keys.all) {
+      servedFor = keys.all;
+      body = JSON.stringify(jwksDocument(keys));
+      length = String(Buffer.byteLength(body));
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
       return;

@@ -8,3 +8,4 @@ export * from './relayTokenProcedure.js';
 export type { InferRelayPayload, RelaySubscription, StreamRef } from '@streamgate/protocol';
 export { defineStream } from '@streamgate/protocol';
 export { placeStream } from '@streamgate/redis';
+export * from './createRevoker.js';

@@ -44,3 +44,5 @@ export { clusterKeysOnEveryPrimary } from './clusterKeysOnEveryPrimary.js';
 export { CLUSTER_SLOTS, clusterKeySlot } from './clusterKeySlot.js';
 export { startRedisInstances } from './startRedisInstances.js';
 export type { RedisInstances } from './startRedisInstances.js';
+export { startTcpProxy } from './tcpProxy.js';
+export type { TcpProxy } from './tcpProxy.js';

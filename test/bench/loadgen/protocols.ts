@@ -26,7 +26,12 @@ const relay: Protocol = {
       send(`{"op":"subscribe","sid":"s${i}","token":"${sub.token ?? ''}"${from}}`);
     });
   },
-  onControl(text) {
+  onControl(text, _subs, send) {
+    // The relay's liveness ping: a client that never answers is closed with 4006 (protocol.md §8).
+    if (text === '{"op":"ping"}') {
+      send('{"op":"pong"}');
+      return 0;
+    }
     if (text.includes('"op":"live"')) return 1;
     if (text.includes('"op":"error"') || text.includes('"op":"unsubscribed"')) return -1;
     return 0;

@@ -40,6 +40,11 @@ export function RelayCard({
         <Field name="ready" label="ready">
           {yesNo(snapshot.ready)}
         </Field>
+        {snapshot.revocations === undefined ? null : (
+          <Field name="revocations" label="revocations held / ended">
+            {snapshot.revocations.held} / {snapshot.revocations.ended}
+          </Field>
+        )}
       </dl>
       <dl className="lists">
         <Field name="readMode" label="read mode">

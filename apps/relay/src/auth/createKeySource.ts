@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet } from 'jose';
 import type { JWTVerifyGetKey } from 'jose';
 import { backoffDelay } from '@streamgate/protocol';
+import { watchTextFile } from '@streamgate/boot';
 import { parseJwksFile } from './parseJwksFile.js';
 
 export interface KeySource {
@@ -9,10 +10,17 @@ export interface KeySource {
   /** Resolves once keys are loaded; readiness waits for it. */
   readonly ready: Promise<void>;
   readonly loaded: () => boolean;
+  /** The kids of the keys in force now, for /metrics: operators watch a rotation step arrive. */
+  kids(): string[];
   close(): void;
 }
 
-export type KeySourceConfig = { kind: 'remote'; url: string; refreshSeconds: number } | { kind: 'file'; path: string };
+export type KeySourceConfig =
+  | { kind: 'remote'; url: string; refreshSeconds: number }
+  | { kind: 'file'; path: string; pollMs: number; onReload?: (outcome: KeyFileReload) => void };
+
+/** What a re-read of RELAY_JWKS_FILE did: the keys now in force, or why the old ones were kept. */
+export type KeyFileReload = { outcome: 'loaded'; kids: string[] } | { outcome: 'invalid'; message: string };
 
 /**
  * The relay's signing keys. A remote JWKS is fetched at boot and refreshed in the background,
@@ -21,11 +29,36 @@ export type KeySourceConfig = { kind: 'remote'; url: string; refreshSeconds: num
  */
 export function createKeySource(config: KeySourceConfig, onError: (error: Error) => void): KeySource {
   if (config.kind === 'file') {
-    // Read once at boot: a bad file stops the relay with a message naming what to fix, rather
-    // than refusing every token later.
-    const parsed = parseJwksFile(config.path, readFileSync(config.path, 'utf8'));
+    // A bad file at boot stops the relay with a message naming what to fix, rather than refusing
+    // every token later; a bad file written later is reported and the keys in force are kept, so
+    // a typo in a rotation step never turns into refusing every token.
+    const initial = readFileSync(config.path, 'utf8');
+    const parsed = parseJwksFile(config.path, initial);
     if (!parsed.ok) throw new Error(parsed.message);
-    return { getKey: createLocalJWKSet(parsed.jwks), ready: Promise.resolve(), loaded: () => true, close: () => undefined };
+    let current = createLocalJWKSet(parsed.jwks);
+    let kids = parsed.jwks.keys.map((k) => k.kid ?? '');
+    const watch = watchTextFile(config.path, {
+      initial,
+      pollMs: config.pollMs,
+      onText: (text) => {
+        const next = parseJwksFile(config.path, text);
+        if (!next.ok) {
+          config.onReload?.({ outcome: 'invalid', message: next.message });
+          return;
+        }
+        current = createLocalJWKSet(next.jwks);
+        kids = next.jwks.keys.map((k) => k.kid ?? '');
+        config.onReload?.({ outcome: 'loaded', kids });
+      },
+      onError: onError,
+    });
+    return {
+      getKey: (header, token) => current(header, token),
+      ready: Promise.resolve(),
+      loaded: () => true,
+      kids: () => kids,
+      close: () => watch.close(),
+    };
   }
   const remote = createRemoteJWKSet(new URL(config.url), {
     cooldownDuration: 30_000,
@@ -60,6 +93,7 @@ export function createKeySource(config: KeySourceConfig, onError: (error: Error)
     getKey: remote,
     ready,
     loaded: () => isLoaded,
+    kids: () => (remote.jwks()?.keys ?? []).map((k) => k.kid ?? ''),
     close: () => {
       closed = true;
       if (timer !== null) clearInterval(timer);

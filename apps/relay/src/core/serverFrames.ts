@@ -10,6 +10,7 @@ import type {
   Recovery,
   RefreshedFrame,
   RefreshTokenFrame,
+  ServerPingFrame,
   StreamId,
   StreamName,
   StreamResetFrame,
@@ -22,9 +23,14 @@ import type { StreamEntry } from './StreamSource.js';
 // Every frame the relay sends is built here, each checked against its protocol type, so that the
 // wire and packages/protocol cannot drift apart one hand-written object at a time.
 
-export function welcomeFrameText(node: string, limits: WelcomeFrame['limits']): string {
-  return JSON.stringify({ op: 'welcome', protocol: PROTOCOL_VERSION, node, limits } satisfies WelcomeFrame);
+export function welcomeFrameText(node: string, limits: WelcomeFrame['limits'], pingIntervalMs?: number): string {
+  const frame: WelcomeFrame = { op: 'welcome', protocol: PROTOCOL_VERSION, node, limits };
+  if (pingIntervalMs !== undefined) frame.pingIntervalMs = pingIntervalMs;
+  return JSON.stringify(frame);
 }
+
+/** The relay's liveness check; the same text for every socket. */
+export const PING_FRAME_TEXT = JSON.stringify({ op: 'ping' } satisfies ServerPingFrame);
 
 export function subscribedFrameText(sid: string, stream: StreamName, recovery: Recovery, position: StreamId, exp: number): string {
   return JSON.stringify({ op: 'subscribed', sid, stream, recovery, position, exp } satisfies SubscribedFrame);

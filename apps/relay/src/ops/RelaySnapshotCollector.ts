@@ -21,6 +21,8 @@ export interface RelayOpsState {
   drain(): DrainSchedule | null;
   /** How the drain ended; null until then. Set in the last snapshot, published as the process exits. */
   drainOutcome(): DrainOutcome | null;
+  /** Revocation records in force and subscriptions they ended (docs/protocol.md §10). */
+  revocations?(): { held: number; ended: number };
 }
 
 const MAX_READ_MODES = 32;
@@ -79,6 +81,7 @@ export class RelaySnapshotCollector {
       deliveriesPerSecond: Math.round(deliveriesPerSecond * 100) / 100,
       refusals: Object.fromEntries(refusals.items.map(([reason, n]) => [reason.slice(0, 64), n])),
       readModes: modes.items,
+      ...(s.revocations === undefined ? {} : { revocations: s.revocations() }),
       // A window of 0 (all at once) is drawn as the shortest schedule the schema allows.
       drain:
         drain === null

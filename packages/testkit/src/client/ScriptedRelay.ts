@@ -13,6 +13,8 @@ export class ScriptedRelay {
   /** Every client frame, with the index of the socket it came on. */
   readonly received: Array<{ socket: number; frame: ClientFrame }> = [];
   readonly badFrames: string[] = [];
+  /** Close codes of the sockets the client closed, in order. */
+  readonly closes: number[] = [];
   readonly #server: WebSocketServer;
 
   private constructor(server: WebSocketServer, port: number) {
@@ -20,6 +22,7 @@ export class ScriptedRelay {
     this.url = `ws://127.0.0.1:${port}/v1/ws`;
     server.on('connection', (socket) => {
       const index = this.sockets.push(socket) - 1;
+      socket.on('close', (code) => this.closes.push(code));
       socket.on('message', (data, isBinary) => {
         const text = isBinary ? '' : Buffer.isBuffer(data) ? data.toString('utf8') : '';
         const parsed = parseClientFrame(text);

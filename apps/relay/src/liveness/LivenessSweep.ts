@@ -1,0 +1,118 @@
+import type { Clock } from '../Clock.js';
+
+/** What the sweep needs of one socket. */
+export interface LivenessTarget {
+  /** Sends the protocol's `ping` frame. */
+  ping(): void;
+  /** Nothing was heard for a whole interval after a ping: close the socket. */
+  timedOut(): void;
+}
+
+/**
+ * One socket's liveness: two flags, kept by the sweep and set by the edge on every frame the
+ * socket sends. Only the sweep and `heard()` change it.
+ */
+export class LivenessMember {
+  /** A frame arrived since the last ping. */
+  heardSinceSweep = true;
+  /** A ping went out and its round is not over. */
+  awaiting = false;
+  /** Index of the slot holding this member; -1 once removed. */
+  slot = -1;
+
+  constructor(readonly target: LivenessTarget) {}
+
+  /** Any frame from the client, a `pong` or anything else, proves that it still reads. */
+  heard(): void {
+    this.heardSinceSweep = true;
+  }
+}
+
+export interface LivenessSweepOptions {
+  readonly clock: Clock;
+  /** Milliseconds between two pings of one socket, and the time it has to answer one. */
+  readonly intervalMs: number;
+  /** Slots of the wheel: the sweep wakes `slots` times per interval and visits one slot each time. */
+  readonly slots?: number;
+  /** A socket was closed for silence. */
+  readonly onTimeout?: () => void;
+}
+
+/**
+ * The relay's side of liveness (docs/protocol.md §8, "Liveness"): every socket is pinged once per
+ * interval, and a socket that sent nothing during the whole interval after a ping is closed.
+ * One relay-wide timer drives a wheel of slots, so a socket costs a small object and no timer of
+ * its own, and the pings of many sockets are spread over the interval rather than sent in one burst.
+ */
+export class LivenessSweep {
+  private readonly slots: Array<Set<LivenessMember>>;
+  private readonly tickMs: number;
+  private cursor = 0;
+  private nextSlot = 0;
+  private cancel: (() => void) | null = null;
+  /** When the next tick is due: ticks keep to a fixed grid so that timer lateness does not add up. */
+  private nextAt = 0;
+  private closed = false;
+
+  constructor(private readonly options: LivenessSweepOptions) {
+    const count = Math.max(1, Math.floor(options.slots ?? 10));
+    this.slots = Array.from({ length: count }, () => new Set<LivenessMember>());
+    this.tickMs = options.intervalMs / count;
+  }
+
+  get size(): number {
+    return this.slots.reduce((n, s) => n + s.size, 0);
+  }
+
+  /** Starts watching a socket; its first ping comes within one interval. */
+  add(target: LivenessTarget): LivenessMember {
+    const member = new LivenessMember(target);
+    // Round robin rather than the current slot: a burst of connections is pinged spread out too.
+    member.slot = this.nextSlot;
+    this.nextSlot = (this.nextSlot + 1) % this.slots.length;
+    this.slots[member.slot]?.add(member);
+    if (this.cancel === null && !this.closed) this.arm();
+    return member;
+  }
+
+  remove(member: LivenessMember): void {
+    if (member.slot < 0) return;
+    this.slots[member.slot]?.delete(member);
+    member.slot = -1;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.cancel?.();
+    this.cancel = null;
+  }
+
+  private arm(): void {
+    const now = this.options.clock.now();
+    // After an idle spell (no sockets) or a stall longer than a tick, the grid starts again from now.
+    this.nextAt = this.nextAt + this.tickMs >= now ? this.nextAt + this.tickMs : now + this.tickMs;
+    this.cancel = this.options.clock.after(this.nextAt - now, () => this.tick());
+  }
+
+  private tick(): void {
+    this.cancel = null;
+    const slot = this.slots[this.cursor];
+    this.cursor = (this.cursor + 1) % this.slots.length;
+    if (slot !== undefined) {
+      for (const member of [...slot]) this.visit(member);
+    }
+    if (!this.closed && this.size > 0) this.arm();
+  }
+
+  private visit(member: LivenessMember): void {
+    if (member.awaiting && !member.heardSinceSweep) {
+      this.remove(member);
+      this.options.onTimeout?.();
+      member.target.timedOut();
+      return;
+    }
+    member.heardSinceSweep = false;
+    member.awaiting = true;
+    member.target.ping();
+  }
+}
