@@ -178,24 +178,35 @@ describe('relay drain on SIGTERM', () => {
       expect(end.at - sigtermAt).toBeLessThan(DEADLINE_MS);
       // It exited because its last client left, within the window, not at the deadline.
       expect(end.at - sigtermAt).toBeLessThan(WINDOW_MS + 5_000);
-      expect(a.service.lines.some((l) => l.includes('"msg":"drain over"') && l.includes('"outcome":"drained"'))).toBe(true);
+      const over = a.service.lines.find((l) => l.includes('"msg":"drain over"'));
+      expect(over).toContain('"outcome":"drained"');
+      const late = JSON.stringify((JSON.parse(over ?? '{}') as { late?: unknown }).late);
 
       // Uniform over [0, window): Kolmogorov–Smirnov at α = 0.01, both on the times the relay sent
       // its notices (its own stamp, ms from the start of its drain) and on the times the clients
-      // opened their next socket. The second adds this process's scheduling: on a machine shared
-      // with other heavy jobs its event loop stalled for seconds and the client-side test failed
-      // while the relay's passed; the event-loop delay is logged to tell the two apart.
+      // opened their next socket, on the relay's clock: the notice's stamp plus the client's own
+      // delay from receiving it to opening the socket. Left out is only the notice's way to the
+      // client: this process's backlog, 2,000 sockets behind one event loop. On a machine shared
+      // with other heavy jobs that backlog grew to seconds over the window, and a KS on receipt
+      // times judged this process, not the drain (the receipt-time D is logged beside it).
       loopDelay.disable();
       const sent = clients.map((c) => c.trace.sinceDrainMs ?? Number.NaN);
       const since = (t: number | null): number => (t ?? Number.NaN) - sigtermAt;
-      const reconnects = clients.map((c) => since(c.trace.reconnectingAt));
+      const reconnectsSeen = clients.map((c) => since(c.trace.reconnectingAt));
       const lags = clients.map((c) => (c.trace.reconnectingAt ?? Number.NaN) - (c.trace.noticeAt ?? Number.NaN));
-      const ks = { sent: ksUniform(sent, 0, WINDOW_MS), reconnects: ksUniform(reconnects, 0, WINDOW_MS) };
+      const reconnects = sent.map((t, i) => t + (lags[i] ?? Number.NaN));
+      const receipt = clients.map((c, i) => since(c.trace.noticeAt) - (sent[i] ?? Number.NaN));
+      const ks = {
+        sent: ksUniform(sent, 0, WINDOW_MS),
+        reconnects: ksUniform(reconnects, 0, WINDOW_MS),
+        seen: ksUniform(reconnectsSeen, 0, WINDOW_MS),
+      };
       console.info(
-        `drain of ${CLIENTS} clients over ${WINDOW_MS} ms: KS D notices sent=${ks.sent.d.toFixed(4)}, reconnects seen by the clients=${ks.reconnects.d.toFixed(4)} ` +
-          `(critical at α=0.01: ${ks.sent.critical.toFixed(4)}); sent ${quantiles(sent)} ms; reconnects ${quantiles(reconnects)} ms; ` +
+        `drain of ${CLIENTS} clients over ${WINDOW_MS} ms: KS D notices sent=${ks.sent.d.toFixed(4)}, reconnects=${ks.reconnects.d.toFixed(4)} ` +
+          `(critical at α=0.01: ${ks.sent.critical.toFixed(4)}; on receipt times here ${ks.seen.d.toFixed(4)}); sent ${quantiles(sent)} ms; ` +
+          `reconnects seen here ${quantiles(reconnectsSeen)} ms; notice receipt behind its stamp ${quantiles(receipt)} ms; ` +
           `notice→reconnect ${quantiles(lags)} ms (min/p1/p10/p50/p90/p99/max); test event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(0)} ms, ` +
-          `max ${(loopDelay.max / 1e6).toFixed(0)} ms; A exited after ${(end.at - sigtermAt).toFixed(0)} ms; ${CLIENTS} clients went live in ${connectMs.toFixed(0)} ms`,
+          `max ${(loopDelay.max / 1e6).toFixed(0)} ms; relay A's notices late by ${late}; A exited after ${(end.at - sigtermAt).toFixed(0)} ms; ${CLIENTS} clients went live in ${connectMs.toFixed(0)} ms`,
       );
       expect(ks.sent.pass, `notices sent: KS D=${ks.sent.d} > ${ks.sent.critical}`).toBe(true);
       expect(ks.reconnects.pass, `reconnects: KS D=${ks.reconnects.d} > ${ks.reconnects.critical}`).toBe(true);
@@ -207,7 +218,7 @@ describe('relay drain on SIGTERM', () => {
         lags.every((lag) => lag >= 0 && lag < 5_000),
         `notice→reconnect ${quantiles(lags)}`,
       ).toBe(true);
-      expect(Math.max(...reconnects)).toBeLessThan(WINDOW_MS + 5_000);
+      expect(Math.max(...reconnectsSeen)).toBeLessThan(WINDOW_MS + 5_000);
 
       // Everyone ends on B, live.
       expect(clients.every((c) => c.trace.reconnectedTo === b.url && c.recorder.client.url === b.url)).toBe(true);

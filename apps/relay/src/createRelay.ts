@@ -222,7 +222,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         );
       }
       const outcome = await drainer.start();
-      log.info({ outcome, elapsedMs: drainer.elapsed(), left: drainer.openCount }, 'drain over');
+      log.info({ outcome, elapsedMs: drainer.elapsed(), left: drainer.openCount, late: drainer.lateness() }, 'drain over');
       await ops?.publishLast();
       return outcome;
     },
