@@ -1,6 +1,7 @@
 import { compareStreamIds, STREAM_START } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { IncarnationMark } from './parseReplies.js';
+import type { StreamResetCause } from './StreamResetCause.js';
 import type { TimerClock } from './TimerClock.js';
 import { toError } from './redisFailure.js';
 
@@ -47,7 +48,7 @@ export interface IncarnationTrackerOptions {
   /** The reader's position for a watched key. */
   readonly cursorOf: (stream: StreamName) => StreamId | undefined;
   /** A new incarnation was seen: move the read position to its start and tell the listener. */
-  readonly onNewIncarnation: (stream: StreamName) => void;
+  readonly onNewIncarnation: (stream: StreamName, cause: StreamResetCause) => void;
   readonly onError: (error: Error) => void;
   readonly onCheck: (keys: number) => void;
   /** Pause between two checks. Default 1 000 ms. */
@@ -141,17 +142,18 @@ export class IncarnationTracker {
     const recreated =
       state.vanished ||
       compareStreamIds(sighting.lastGeneratedId, snapshot.cursor) < 0 ||
-      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded) ||
-      lostAt(snapshot.probe, sighting);
+      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded);
+    // A key recreated also lacks the entry read before: the recreation is the cause then.
+    const cause: StreamResetCause | null = recreated ? 'recreated' : lostAt(snapshot.probe, sighting) ? 'lost_in_failover' : null;
     // A look at the witness's entry settles it, either way; a sighting without one (a resume's inspect) does not.
     if (sighting.cursorStored !== undefined && state.witness === snapshot.probe) state.witness = null;
     state.existed = true;
     state.vanished = false;
     if (sighting.entriesAdded !== null) state.entriesAdded = sighting.entriesAdded;
-    if (!recreated) return;
+    if (cause === null) return;
     state.epoch++;
     state.witness = null;
-    this.options.onNewIncarnation(stream);
+    this.options.onNewIncarnation(stream, cause);
   }
 
   /**

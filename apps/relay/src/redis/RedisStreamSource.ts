@@ -18,6 +18,7 @@ import { redisIncarnationProbe } from './redisIncarnationProbe.js';
 import { pipelineByNode } from './pipelineByNode.js';
 import type { PipelineReplies } from './pipelineByNode.js';
 import { sourceError, toError } from './redisFailure.js';
+import type { StreamResetCause } from './StreamResetCause.js';
 
 export interface RedisSourceOptions {
   /** Canonical target URL from the token (no credentials). */
@@ -31,8 +32,8 @@ export interface RedisSourceOptions {
   readonly onError: (operation: string, error: Error) => void;
   /** `check`: one pipelined look at a group of watched keys for a new incarnation. */
   readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo' | 'check') => void;
-  /** A watched key was found holding a new incarnation (and its subscribers were told). */
-  readonly onRecreated?: (stream: StreamName) => void;
+  /** A watched key was found holding a new incarnation, or missing entries it delivered (and its subscribers were told). */
+  readonly onRecreated?: (stream: StreamName, cause: StreamResetCause) => void;
   /** Pause between two checks of up to 1,000 watched keys for a new incarnation. Default 1 000 ms. */
   readonly recreationCheckIntervalMs?: number;
   /** A connection became ready again after losing its server. */
@@ -114,7 +115,7 @@ export class RedisStreamSource implements StreamSource {
       ),
       clock: systemTimerClock,
       cursorOf: (stream) => this.live.cursor(stream),
-      onNewIncarnation: (stream) => this.restart(stream),
+      onNewIncarnation: (stream, cause) => this.restart(stream, cause),
       onError: (error) => options.onError('check', error),
       onCheck: () => options.onRead('check'),
       ...(options.recreationCheckIntervalMs === undefined ? {} : { intervalMs: options.recreationCheckIntervalMs }),
@@ -254,9 +255,9 @@ export class RedisStreamSource implements StreamSource {
   }
 
   /** The key holds a new incarnation: its reader starts it over, then its subscribers are told. */
-  private restart(stream: StreamName): void {
+  private restart(stream: StreamName, cause: StreamResetCause): void {
     if (!this.live.restart(stream)) return;
-    this.options.onRecreated?.(stream);
+    this.options.onRecreated?.(stream, cause);
     this.options.listener.reset(stream);
   }
 
