@@ -3,6 +3,7 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import { IncarnationTracker } from './IncarnationTracker.js';
 import type { KeySighting } from './IncarnationTracker.js';
 import type { StreamResetCause } from './StreamResetCause.js';
+import { waitFor } from '@streamgate/testkit';
 import { ManualClock } from './testing/ManualClock.js';
 
 /** Sightings the test sets per key; the causes the tracker reports, in order. */
@@ -63,6 +64,18 @@ describe('IncarnationTracker reset causes', () => {
     h.sightings.set('vanished', present(9, 9, false));
     await h.tracker.checkNext();
     expect(h.resets.at(-1)).toEqual(['vanished', 'recreated']);
+    h.tracker.close();
+  });
+
+  it('names ids fallen below the position lost_in_failover when a connection loss left a witness: the replica promoted before new writes overtook the lost ones', async () => {
+    const h = harness();
+    h.watch('early', '5-0', present(5, 5, true));
+    await h.tracker.checkNext();
+    // The replica had copied 1-0…3-0 and nothing has been written to it yet.
+    h.sightings.set('early', present(3, 3, false));
+    h.tracker.suspectLoss();
+    await waitFor(() => h.resets.length > 0, { timeoutMs: 5_000, message: 'the look after the suspected loss never reported' });
+    expect(h.resets).toEqual([['early', 'lost_in_failover']]);
     h.tracker.close();
   });
 });

@@ -139,12 +139,13 @@ export class IncarnationTracker {
     // In one incarnation the last id never falls below an id read from it, and entries-added
     // never falls; the read position was at most the last id when the check was sent. Nor does
     // an entry the reader read leave it but by a trim or an XDEL.
-    const recreated =
-      state.vanished ||
+    const fell =
       compareStreamIds(sighting.lastGeneratedId, snapshot.cursor) < 0 ||
       (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded);
-    // A key recreated also lacks the entry read before: the recreation is the cause then.
-    const cause: StreamResetCause | null = recreated ? 'recreated' : lostAt(snapshot.probe, sighting) ? 'lost_in_failover' : null;
+    // A key seen missing was recreated. Ids or entries-added that fell, while a witness says the
+    // server may have changed, are a promoted replica without the last entries (until new writes
+    // overtake them); otherwise a recreation, which also explains a missing read entry.
+    const cause = resetCause(state.vanished, fell, state.witness !== null, lostAt(snapshot.probe, sighting));
     // A look at the witness's entry settles it, either way; a sighting without one (a resume's inspect) does not.
     if (sighting.cursorStored !== undefined && state.witness === snapshot.probe) state.witness = null;
     state.existed = true;
@@ -262,6 +263,12 @@ export class IncarnationTracker {
     }
     return [...group];
   }
+}
+
+function resetCause(vanished: boolean, fell: boolean, witnessed: boolean, lost: boolean): StreamResetCause | null {
+  if (vanished) return 'recreated';
+  if (fell) return witnessed ? 'lost_in_failover' : 'recreated';
+  return lost ? 'lost_in_failover' : null;
 }
 
 /**
