@@ -135,10 +135,16 @@ async function connectClients(fleet: Fleet, urls: readonly string[], streams: re
     const recorder = record(fleet, urls, streams[streamIndex] ?? '', { user: `user-${i}`, client });
     clients.push({ recorder, trace, streamIndex });
   }
-  await waitFor(() => clients.every((c) => c.recorder.sub.state === 'live'), {
-    timeoutMs: 30_000,
-    message: `not every client went live (${clients.filter((c) => c.recorder.sub.state === 'live').length}/${n})`,
-  });
+  // Setup, not the drain: 2,000 tokens and subscribes take seconds here, a minute on a machine
+  // shared with other heavy jobs.
+  try {
+    await waitFor(() => clients.every((c) => c.recorder.sub.state === 'live'), {
+      timeoutMs: 60_000,
+      message: 'not every client went live',
+    });
+  } catch (error) {
+    throw new Error(`${String(error)} (${clients.filter((c) => c.recorder.sub.state === 'live').length}/${n} live)`, { cause: error });
+  }
   return clients;
 }
 
@@ -160,7 +166,7 @@ describe('relay drain on SIGTERM', () => {
       expect(metricValue(await a.metrics(), 'streamgate_relay_connections')).toBe(CLIENTS);
       const publishing = keepPublishing(fleet, streams, 500);
       await waitFor(() => clients.every((c) => c.recorder.seqs.length > 0), {
-        timeoutMs: 10_000,
+        timeoutMs: 30_000,
         message: 'events never reached every client',
       });
       // Tokens live AUTH_TOKEN_TTL_SECONDS (300 s by default): past the 20-s drain plus the client's
@@ -262,7 +268,7 @@ describe('relay drain on SIGTERM', () => {
     } finally {
       for (const c of clients) c.recorder.close();
     }
-  });
+  }, 240_000);
 
   it('a second SIGTERM spreads what is left of the drain over the fast window', async () => {
     const fleet = getFleet();
