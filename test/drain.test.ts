@@ -242,7 +242,9 @@ describe('relay drain on SIGTERM', () => {
         lags.every((lag) => lag >= 0) && reactions.every((r) => r < 5_000),
         `notice→reconnect ${quantiles(lags)}; 0-ms timer→reconnect ${quantiles(reactions)}`,
       ).toBe(true);
-      expect(Math.max(...reconnectsSeen)).toBeLessThan(WINDOW_MS + 5_000);
+      // And all within the window and a few seconds, on the relay's clock: its stamp plus the
+      // client's own reaction (this process saw the last ones up to 8 s late at load 20).
+      expect(Math.max(...sent.map((t, i) => t + (reactions[i] ?? Number.NaN)))).toBeLessThan(WINDOW_MS + 5_000);
 
       // Everyone ends on B, live.
       expect(clients.every((c) => c.trace.reconnectedTo === b.url && c.recorder.client.url === b.url)).toBe(true);
