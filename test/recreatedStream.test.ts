@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { demoStreamOn } from './support/demoStreamOn.js';
-import { useFleet } from './support/startFleet.js';
+import { metricValue, useFleet } from './support/startFleet.js';
 import { openFrameLog } from './support/frameLog.js';
 import type { FrameLog, WireFrame } from './support/frameLog.js';
 
@@ -56,6 +56,12 @@ describe('a stream deleted and recreated under a live subscription', () => {
       expect(resumingFrames[0]).toMatchObject({ op: 'subscribed', sid: 'resuming', recovery: 'reset', position: '0-0' });
       expect(resumingFrames.slice(1).map((f) => f.op)).toEqual(incarnation.map(() => 'event'));
       expect(eventIds(resumingFrames)).toEqual(incarnation);
+
+      // Counted and logged as a recreation, not as entries lost in a failover.
+      const metrics = await relay.metrics();
+      expect(metricValue(metrics, 'streamgate_relay_redis_stream_resets_total', 'cause="recreated"')).toBeGreaterThanOrEqual(1);
+      expect(metricValue(metrics, 'streamgate_relay_redis_stream_resets_total', 'cause="lost_in_failover"')).toBe(0);
+      expect(relay.service.lines.some((l) => l.includes('stream recreated') && l.includes('"cause":"recreated"'))).toBe(true);
     } finally {
       live.close();
       resuming.close();

@@ -69,24 +69,19 @@ function sequence(values: number[]): () => number {
 }
 
 describe('Drainer', () => {
-  it('sends each connection away after its own uniform delay and reports drained when the last is gone', async () => {
+  it('sends each connection away in its own slot of the window, slots dealt at random, and reports drained when the last is gone', async () => {
     const clock = new ManualClock();
-    const drainer = new Drainer<Target>({
-      windowMs: 1_000,
-      fastWindowMs: 100,
-      deadlineMs: 2_000,
-      clock,
-      random: sequence([0.5, 0.1, 0.9]),
-    });
+    // Three slots of 1 s. Shuffle draws 0.5, 0.5 deal the slots 0, 2, 1; each delay is mid-slot.
+    const drainer = new Drainer<Target>({ windowMs: 3_000, fastWindowMs: 100, deadlineMs: 4_000, clock, random: sequence([0.5]) });
     const targets = fleet(drainer, clock, 3);
     let outcome: DrainOutcome | undefined;
     void drainer.start().then((o) => (outcome = o));
     expect(drainer.draining).toBe(true);
 
-    clock.advance(499);
-    expect(targets.map((t) => t.drainedAt)).toEqual([null, 100, null]);
-    clock.advance(1_000);
-    expect(targets.map((t) => t.drainedAt)).toEqual([500, 100, 900]);
+    clock.advance(1_499);
+    expect(targets.map((t) => t.drainedAt)).toEqual([500, null, null]);
+    clock.advance(2_000);
+    expect(targets.map((t) => t.drainedAt)).toEqual([500, 2_500, 1_500]);
     await Promise.resolve();
     expect(outcome).toBe('drained');
     expect(drainer.outcome).toBe('drained');
@@ -111,7 +106,14 @@ describe('Drainer', () => {
 
   it('at the deadline sends away whatever is left and reports deadline', async () => {
     const clock = new ManualClock();
-    const drainer = new Drainer<Target>({ windowMs: 10_000, fastWindowMs: 100, deadlineMs: 3_000, clock, random: sequence([0.1, 0.9]) });
+    // Two slots of 5 s, dealt in order (shuffle draw 0.9); offsets 0.2 and 0.9 of a slot.
+    const drainer = new Drainer<Target>({
+      windowMs: 10_000,
+      fastWindowMs: 100,
+      deadlineMs: 3_000,
+      clock,
+      random: sequence([0.9, 0.2, 0.9]),
+    });
     // A socket whose close is never reported must not keep the drain open past the deadline.
     const stuck = { drainedAt: null as number | null, drain: () => (stuck.drainedAt = clock.now()) };
     drainer.track(stuck);
@@ -121,8 +123,7 @@ describe('Drainer', () => {
     expect(drainer.outcome).toBeNull();
     clock.advance(3_000);
     await Promise.resolve();
-    // The stuck one was sent away at its own time (0.1 of the window); the other one, due at
-    // 9 s, at the deadline.
+    // The stuck one was sent away at its own time (1 s); the other one, due at 9.5 s, at the deadline.
     expect(stuck.drainedAt).toBe(1_000);
     expect(early?.drainedAt).toBe(3_000);
     expect(outcome).toBe('deadline');
@@ -132,26 +133,55 @@ describe('Drainer', () => {
 
   it('hurry() redraws remaining delays over the fast window, never postponing one', () => {
     const clock = new ManualClock();
-    // Window draws: 0.9, 0.05, 0.5 of 10 s; fast draws: 0.5, 0.5, 0.5 of 1 s.
+    // Window: three slots of 4 s dealt 2, 0, 1 (shuffle draws 0.5, 0.125), offsets 0.25, 0.125,
+    // 0.25 of a slot: 9 s, 0.5 s, 5 s. Fast: three slots of 1 s dealt in order (0.875, 0.875),
+    // mid-slot: 0.5 s, 1.5 s, 2.5 s.
     const drainer = new Drainer<Target>({
-      windowMs: 10_000,
-      fastWindowMs: 1_000,
+      windowMs: 12_000,
+      fastWindowMs: 3_000,
       deadlineMs: 20_000,
       clock,
-      random: sequence([0.9, 0.05, 0.5, 0.5, 0.5, 0.5]),
+      random: sequence([0.5, 0.125, 0.25, 0.125, 0.25, 0.875, 0.875, 0.5, 0.5, 0.5]),
     });
     const targets = fleet(drainer, clock, 3, 50);
     clock.advance(50);
     expect(drainer.schedule).toBeNull();
     void drainer.start();
-    expect(drainer.schedule).toEqual({ startedAt: 50, windowMs: 10_000, connectionsAtStart: 3 });
+    expect(drainer.schedule).toEqual({ startedAt: 50, windowMs: 12_000, connectionsAtStart: 3 });
     clock.advance(100);
     drainer.hurry();
     // The schedule shown is the one now followed: the fast window from the hurry, over those still open.
-    expect(drainer.schedule).toEqual({ startedAt: 150, windowMs: 1_000, connectionsAtStart: 3 });
-    clock.advance(1_000);
-    // 9 s and 5 s were redrawn to 150 + 500 ms; the one due at 550 ms kept its own time.
-    expect(targets.map((t) => t.drainedAt)).toEqual([650, 550, 650]);
+    expect(drainer.schedule).toEqual({ startedAt: 150, windowMs: 3_000, connectionsAtStart: 3 });
+    clock.advance(3_000);
+    // 9 s became 150 + 500 ms and 5 s became 150 + 2.5 s; the one due at 550 ms kept its own time.
+    expect(targets.map((t) => t.drainedAt)).toEqual([650, 550, 2_650]);
+  });
+
+  it('reports how late its timers sent the notices, leaving out those sent early by the deadline', async () => {
+    // Timers that fire only when told, at whatever time the test says: a busy event loop.
+    let now = 0;
+    const timers: Array<{ fn: () => void; at: number }> = [];
+    const clock: DrainClock = {
+      now: () => now,
+      setTimeout: (fn, ms) => timers.push({ fn, at: now + ms }),
+      clearTimeout: () => undefined,
+    };
+    // Three slots of 1 s dealt 0, 2, 1 (0.5, 0.5), mid-slot: due at 0.5 s, 1.5 s, 2.5 s; deadline 4 s.
+    const drainer = new Drainer<Target>({ windowMs: 3_000, fastWindowMs: 10, deadlineMs: 4_000, clock, random: sequence([0.5]) });
+    // Targets that never report their close, so the deadline comes.
+    for (let i = 0; i < 3; i++) drainer.track({ drainedAt: null, drain: () => undefined });
+    const done = drainer.start();
+    const [first, second, , deadline] = [...timers].sort((x, y) => x.at - y.at);
+    expect([first?.at, second?.at, deadline?.at]).toEqual([500, 1_500, 4_000]);
+    now = 520;
+    first?.fn();
+    now = 1_600;
+    second?.fn();
+    now = 4_100;
+    deadline?.fn();
+    expect(await done).toBe('deadline');
+    // 20 ms and 100 ms late; the third was sent by the deadline, before its timer fired: not late.
+    expect(drainer.lateness()).toEqual({ notices: 2, p50Ms: 100, p99Ms: 100, maxMs: 100 });
   });
 
   it('hurry() before a drain does nothing', () => {
@@ -163,7 +193,7 @@ describe('Drainer', () => {
     expect(clock.timerCount).toBe(0);
   });
 
-  it('draws from Math.random by default, spreading delays over the window', async () => {
+  it('draws from Math.random by default: exactly one connection per slot, in an order that is not the order of arrival', async () => {
     const clock = new ManualClock();
     const drainer = new Drainer<Target>({ windowMs: 1_000, fastWindowMs: 10, deadlineMs: 2_000, clock });
     const targets = fleet(drainer, clock, 200);
@@ -171,11 +201,12 @@ describe('Drainer', () => {
     clock.advance(1_000);
     expect(await done).toBe('drained');
     const times = targets.map((t) => t.drainedAt ?? Number.NaN);
-    expect(Math.min(...times)).toBeGreaterThanOrEqual(0);
-    expect(Math.max(...times)).toBeLessThan(1_000);
-    // Half the connections in each half of the window, within a wide margin.
-    const firstHalf = times.filter((t) => t < 500).length;
-    expect(firstHalf).toBeGreaterThan(60);
-    expect(firstHalf).toBeLessThan(140);
+    // 200 slots of 5 ms: the k-th notice falls in the k-th slot.
+    const sorted = [...times].sort((x, y) => x - y);
+    expect(sorted.every((t, k) => t >= k * 5 && t < (k + 1) * 5)).toBe(true);
+    // Dealt at random: the first connections tracked are not the first sent away (a fixed
+    // order would make a pod's oldest connections always leave first). All 100 in the first
+    // half by chance: once in 10^59.
+    expect(times.slice(0, 100).some((t) => t >= 500)).toBe(true);
   });
 });

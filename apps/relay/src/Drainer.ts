@@ -18,9 +18,12 @@ export const systemClock: DrainClock = {
 };
 
 export interface DrainerOptions {
-  /** Each open connection is sent away after a delay drawn uniformly from [0, windowMs). */
+  /**
+   * Each open connection is sent away after a delay uniform over [0, windowMs), the delays
+   * together one per slot of windowMs / connections (spread).
+   */
   readonly windowMs: number;
-  /** After `hurry()`, remaining delays are redrawn from [0, fastWindowMs) when that is sooner. */
+  /** After `hurry()`, remaining delays are redrawn over [0, fastWindowMs) the same way, each kept when sooner. */
   readonly fastWindowMs: number;
   /** From the start of the drain: whatever is still open then is sent away at once. */
   readonly deadlineMs: number;
@@ -40,6 +43,14 @@ export interface DrainSchedule {
   readonly connectionsAtStart: number;
 }
 
+/** Drainer.lateness(). */
+export interface DrainLateness {
+  readonly notices: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
 /** How a drain ended: every connection left, or the deadline came first. */
 export type DrainOutcome = 'drained' | 'deadline';
 
@@ -52,7 +63,11 @@ interface Pending {
  * Spreads the reconnects of a pod's clients uniformly over a window instead of dropping them all
  * at once: a deploy then costs the fleet a steady trickle of resumes, never a herd (the reason the
  * design exists). Connections are tracked from open to close; once draining, each one still open
- * gets its own uniform delay, measured from the start of the drain.
+ * gets its own delay, measured from the start of the drain: the window is cut into one slot per
+ * connection, the slots are dealt out in random order, and each delay is uniform within its slot.
+ * Each delay is then uniform over the window, as an independent draw would be, but the rate is
+ * even throughout: independent draws bunch (for 2,000 connections the busiest hundredth of the
+ * window typically gets 32 reconnects instead of its 20), a dealt schedule never does.
  */
 export class Drainer<T extends DrainTarget> {
   readonly #options: DrainerOptions;
@@ -66,6 +81,8 @@ export class Drainer<T extends DrainTarget> {
   #outcome: DrainOutcome | null = null;
   #deadline: unknown = null;
   #finish: ((outcome: DrainOutcome) => void) | null = null;
+  /** How late each notice sent on its timer went out, in ms: what a busy event loop cost the schedule. */
+  readonly #lateness: number[] = [];
   #done: Promise<DrainOutcome> | null = null;
 
   constructor(options: DrainerOptions) {
@@ -97,6 +114,17 @@ export class Drainer<T extends DrainTarget> {
     return this.#startedAt === null ? null : this.#clock.now() - this.#startedAt;
   }
 
+  /**
+   * How far behind its schedule the drain sent its notices (timers fire late on a busy event
+   * loop): the count of notices sent on their timers, and the median, 99th percentile and
+   * largest delay past their due time, in ms.
+   */
+  lateness(): DrainLateness {
+    const sorted = [...this.#lateness].sort((x, y) => x - y);
+    const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+    return { notices: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1) ?? 0 };
+  }
+
   track(target: T): void {
     this.#open.add(target);
   }
@@ -116,9 +144,12 @@ export class Drainer<T extends DrainTarget> {
   start(): Promise<DrainOutcome> {
     if (this.#done !== null) return this.#done;
     this.#done = new Promise<DrainOutcome>((resolve) => (this.#finish = resolve));
-    this.#startedAt = this.#clock.now();
-    this.#inForce = { startedAt: this.#startedAt, windowMs: this.#options.windowMs, connectionsAtStart: this.#open.size };
-    for (const target of this.#open) this.#schedule(target, this.#draw(this.#options.windowMs));
+    const startedAt = this.#clock.now();
+    this.#startedAt = startedAt;
+    this.#inForce = { startedAt, windowMs: this.#options.windowMs, connectionsAtStart: this.#open.size };
+    const delays = this.#spread(this.#open.size, this.#options.windowMs);
+    let k = 0;
+    for (const target of this.#open) this.#schedule(target, startedAt + (delays[k++] ?? 0));
     this.#deadline = this.#clock.setTimeout(() => {
       this.#deadline = null;
       for (const target of [...this.#pending.keys()]) this.#fire(target);
@@ -131,8 +162,8 @@ export class Drainer<T extends DrainTarget> {
 
   /**
    * A second signal: the operator wants the pod gone sooner. Every remaining delay is redrawn
-   * uniformly from [0, fastWindowMs) and kept only if sooner, so the reconnects stay spread
-   * (over the short window) and nobody's is postponed.
+   * over [0, fastWindowMs) (spread, like the first) and kept only if sooner, so the reconnects
+   * stay spread (over the short window) and nobody's is postponed.
    */
   hurry(): void {
     if (!this.draining || this.#hurried) return;
@@ -143,27 +174,43 @@ export class Drainer<T extends DrainTarget> {
     if (current !== null && now + this.#options.fastWindowMs < current.startedAt + current.windowMs) {
       this.#inForce = { startedAt: now, windowMs: this.#options.fastWindowMs, connectionsAtStart: this.#open.size };
     }
-    for (const [target, pending] of [...this.#pending]) {
-      const delay = this.#draw(this.#options.fastWindowMs);
+    const pendings = [...this.#pending];
+    const delays = this.#spread(pendings.length, this.#options.fastWindowMs);
+    for (const [k, [target, pending]] of pendings.entries()) {
+      const delay = delays[k] ?? 0;
       if (now + delay < pending.dueAt) {
         this.#clock.clearTimeout(pending.handle);
-        this.#schedule(target, delay);
+        this.#schedule(target, now + delay);
       }
     }
   }
 
-  #draw(windowMs: number): number {
-    return this.#random() * windowMs;
+  /** `count` delays over [0, windowMs): one in each of `count` equal slots, the slots in random order. */
+  #spread(count: number, windowMs: number): number[] {
+    const slots = Array.from({ length: count }, (_, i) => i);
+    // Fisher–Yates: every order of the slots equally likely.
+    for (let i = count - 1; i > 0; i--) {
+      const j = Math.floor(this.#random() * (i + 1));
+      const slot = slots[i] ?? 0;
+      slots[i] = slots[j] ?? 0;
+      slots[j] = slot;
+    }
+    return slots.map((slot) => ((slot + this.#random()) * windowMs) / count);
   }
 
-  #schedule(target: T, delayMs: number): void {
-    const handle = this.#clock.setTimeout(() => this.#fire(target), delayMs);
-    this.#pending.set(target, { dueAt: this.#clock.now() + delayMs, handle });
+  /** Due times are absolute: scheduling thousands of timers takes a while, which must not push the later ones back. */
+  #schedule(target: T, dueAt: number): void {
+    const handle = this.#clock.setTimeout(() => this.#fire(target), Math.max(0, dueAt - this.#clock.now()));
+    this.#pending.set(target, { dueAt, handle });
   }
 
   #fire(target: T): void {
     const pending = this.#pending.get(target);
-    if (pending !== undefined) this.#clock.clearTimeout(pending.handle);
+    if (pending !== undefined) {
+      this.#clock.clearTimeout(pending.handle);
+      // Sent at the deadline, a notice is early, not late.
+      if (this.#deadline !== null) this.#lateness.push(Math.max(0, this.#clock.now() - pending.dueAt));
+    }
     this.#pending.delete(target);
     target.drain(Math.max(0, Math.round(this.#clock.now() - (this.#startedAt ?? this.#clock.now()))));
   }

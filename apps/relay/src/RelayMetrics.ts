@@ -2,6 +2,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CloseCodeName, ErrorCode } from '@streamgate/protocol';
 import type { HubMetrics } from './core/HubMetrics.js';
 import { RefusalTally } from './ops/RefusalTally.js';
+import { STREAM_RESET_CAUSES } from './redis/StreamResetCause.js';
 
 /** Limit breaches that close the connection (the others answer with an error frame, counted by code). */
 const CLOSING_LIMITS: Readonly<Record<string, CloseCodeName>> = {
@@ -44,9 +45,10 @@ export class RelayMetrics {
     labelNames: ['connection'] as const,
     registers: [this.registry],
   });
-  readonly redisStreamsRecreated = new Counter({
-    name: 'streamgate_relay_redis_streams_recreated_total',
-    help: 'Watched stream keys found holding a new incarnation (deleted and recreated) and read again from their start',
+  readonly redisStreamResets = new Counter({
+    name: 'streamgate_relay_redis_stream_resets_total',
+    help: 'Watched streams read again from their start, their subscribers sent stream_reset, by cause: recreated (the key was deleted and written again) or lost_in_failover (entries the relay delivered are gone from the server)',
+    labelNames: ['cause'] as const,
     registers: [this.registry],
   });
   readonly readMode = new Gauge({
@@ -190,6 +192,8 @@ export class RelayMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Both causes show from the start, at 0: an alert on a rise needs the series to exist.
+    for (const cause of STREAM_RESET_CAUSES) this.redisStreamResets.inc({ cause }, 0);
   }
 
   /** An error frame sent to a client (token refusals included: they are also in authFailures). */

@@ -4,6 +4,7 @@ import { envEnum, envInt, envList, envText, parseEnv, urlCheck, whenValid } from
 import type { ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
 import {
+  MAX_ENTRY_DATA_BYTES,
   normalizeRedisTarget,
   parseRedisTarget,
   redisTargetItemProblem,
@@ -30,6 +31,19 @@ const opsRedisUrlProblem = (raw: string): string | null =>
   splitRedisUrl(raw) === null
     ? 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://redis:6379/0'
     : null;
+
+const MIN_ENTRY_BYTES = 1024;
+
+/** An event frame's bytes beyond its `data` value: op, a stream name of at most 200, an id (rounded up). */
+export const ENTRY_FRAME_OVERHEAD_BYTES = 1024;
+
+/**
+ * The largest `data` value a catch-up can send without passing the send-buffer cut: it sends a
+ * frame while the socket holds at most the pending limit.
+ */
+export function entryFrameRoom(maxBackpressureBytes: number, maxPendingCatchUpBytes: number): number {
+  return maxBackpressureBytes - maxPendingCatchUpBytes - ENTRY_FRAME_OVERHEAD_BYTES;
+}
 
 /** Default slack between the end of the drain window and the hard deadline. */
 export const DRAIN_DEADLINE_MARGIN_MS = 60_000;
@@ -67,6 +81,13 @@ export const relayConfigSchema = z
     RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: int(100, 1, 10_000),
     RELAY_MAX_BACKPRESSURE_BYTES: int(1024 * 1024, 16 * 1024, 256 * 1024 * 1024),
     RELAY_MAX_PENDING_CATCHUP_BYTES: int(256 * 1024, 4 * 1024, 256 * 1024 * 1024),
+    // Larger entries are sent as `malformed` (docs/protocol.md §11, "Entry size"); the default
+    // and the bound keep a catch-up below the slow-consumer cut (entryFrameRoom).
+    RELAY_MAX_ENTRY_BYTES: envInt({
+      optional: `for ${MAX_ENTRY_DATA_BYTES}, or less when the send-buffer limits leave less room`,
+      min: MIN_ENTRY_BYTES,
+      max: 256 * 1024 * 1024,
+    }),
     RELAY_SLOW_CONSUMER_CHECK_MS: int(100, 10, 10_000),
     RELAY_MAX_CONNECTIONS: int(50_000, 1, 10_000_000),
     RELAY_MAX_CONNECTIONS_PER_SECOND: int(1_000, 1, 1_000_000),
@@ -118,6 +139,20 @@ export const relayConfigSchema = z
   )
   .superRefine(
     (env, ctx) => {
+      const room = entryFrameRoom(env.RELAY_MAX_BACKPRESSURE_BYTES, env.RELAY_MAX_PENDING_CATCHUP_BYTES);
+      const asked = env.RELAY_MAX_ENTRY_BYTES ?? MIN_ENTRY_BYTES;
+      if (asked > room) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [env.RELAY_MAX_ENTRY_BYTES === undefined ? 'RELAY_MAX_PENDING_CATCHUP_BYTES' : 'RELAY_MAX_ENTRY_BYTES'],
+          message: `${env.RELAY_MAX_ENTRY_BYTES === undefined ? `leaves no RELAY_MAX_ENTRY_BYTES of at least ${MIN_ENTRY_BYTES} at or below` : 'is above'} RELAY_MAX_BACKPRESSURE_BYTES − RELAY_MAX_PENDING_CATCHUP_BYTES − ${ENTRY_FRAME_OVERHEAD_BYTES} (${room}): a catch-up sends one more frame while the socket holds up to the pending limit, and a frame that takes it past the send-buffer cut would have the client cut and resumed onto the same entry for ever; lower RELAY_MAX_ENTRY_BYTES or RELAY_MAX_PENDING_CATCHUP_BYTES, or raise RELAY_MAX_BACKPRESSURE_BYTES`,
+        });
+      }
+    },
+    whenValid('RELAY_MAX_ENTRY_BYTES', 'RELAY_MAX_BACKPRESSURE_BYTES', 'RELAY_MAX_PENDING_CATCHUP_BYTES'),
+  )
+  .superRefine(
+    (env, ctx) => {
       const clusters = [...env.RELAY_REDIS_ALLOWLIST].filter((target) => parseRedisTarget(target)?.kind === 'cluster');
       if (env.RELAY_READ_MODE === 'batch' && clusters.length > 0) {
         ctx.addIssue({
@@ -156,6 +191,9 @@ export const relayConfigSchema = z
   .transform((env) => ({
     ...env,
     RELAY_DRAIN_DEADLINE_MS: env.RELAY_DRAIN_DEADLINE_MS ?? env.RELAY_DRAIN_WINDOW_MS + DRAIN_DEADLINE_MARGIN_MS,
+    RELAY_MAX_ENTRY_BYTES:
+      env.RELAY_MAX_ENTRY_BYTES ??
+      Math.min(MAX_ENTRY_DATA_BYTES, entryFrameRoom(env.RELAY_MAX_BACKPRESSURE_BYTES, env.RELAY_MAX_PENDING_CATCHUP_BYTES)),
   }));
 
 export type RelayConfig = z.output<typeof relayConfigSchema>;

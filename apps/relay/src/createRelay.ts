@@ -116,6 +116,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
       catchUpPageSize: config.RELAY_CATCHUP_PAGE_SIZE,
       maxBufferedBytes: config.RELAY_MAX_BACKPRESSURE_BYTES,
       maxPendingCatchUpBytes: config.RELAY_MAX_PENDING_CATCHUP_BYTES,
+      maxEntryBytes: config.RELAY_MAX_ENTRY_BYTES,
       lingerMs: config.RELAY_STREAM_LINGER_MS,
     });
     hubs.set(target, hub);
@@ -266,7 +267,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
         );
       }
       const outcome = await drainer.start();
-      log.info({ outcome, elapsedMs: drainer.elapsed(), left: drainer.openCount }, 'drain over');
+      log.info({ outcome, elapsedMs: drainer.elapsed(), left: drainer.openCount, late: drainer.lateness() }, 'drain over');
       await ops?.publishLast();
       return outcome;
     },

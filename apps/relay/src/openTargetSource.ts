@@ -34,9 +34,14 @@ export function openTargetSource(
       log.warn({ err: error, operation, target }, 'redis error');
     },
     onRead: (kind) => metrics.redisReads.inc({ kind }),
-    onRecreated: (stream) => {
-      metrics.redisStreamsRecreated.inc();
-      log.info({ stream, target }, 'stream recreated under its readers: read again from its start');
+    onRecreated: (stream, cause) => {
+      metrics.redisStreamResets.inc({ cause });
+      if (cause === 'recreated') log.info({ stream, target, cause }, 'stream recreated under its readers: read again from its start');
+      else
+        log.warn(
+          { stream, target, cause },
+          'stream lost_in_failover: entries the relay delivered are gone from the server (a failover to a replica that had not copied them); read again from its start',
+        );
     },
     onReconnect: (connection) => metrics.redisReconnects.inc({ connection }),
     readMode: config.RELAY_READ_MODE,

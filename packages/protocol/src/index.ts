@@ -3,6 +3,7 @@ export * from './claims.js';
 export * from './closeCodes.js';
 export * from './defineStream.js';
 export * from './entry.js';
+export * from './entrySize.js';
 export * from './errorCodes.js';
 export * from './frames.js';
 export * from './parseFrame.js';

@@ -11,6 +11,8 @@ export type PublishError =
   | { code: 'stream_invalid'; retryable: false; field: 'stream'; message: string }
   /** `field` is `payload` or `payload.<path>` for the first schema issue. */
   | { code: 'payload_invalid'; retryable: false; field: string; message: string }
+  /** The payload's JSON is `bytes` long in UTF-8, above `limitBytes` (MAX_ENTRY_DATA_BYTES); nothing was sent. */
+  | { code: 'payload_too_large'; retryable: false; field: 'payload'; bytes: number; limitBytes: number; message: string }
   | { code: 'idempotency_key_invalid'; retryable: false; field: 'idempotencyKey'; message: string }
   /** No reply within the publisher's `timeoutMs` after the command was sent. */
   | { code: 'timeout'; retryable: true; written: 'unknown'; message: string }

@@ -13,6 +13,7 @@ import { writeEntry } from './writeEntry.js';
 import type { ReplicaWait } from '@streamgate/redis';
 import type { EntryWrite, WriteOutcome } from './writeEntry.js';
 import { encodePayload } from './encodePayload.js';
+import { entrySizeError } from './entrySizeError.js';
 
 export type { PublishError, PublishErrorCode, PublishWritten } from './PublishError.js';
 
@@ -173,6 +174,8 @@ export function createPublisher(options: PublisherOptions): Publisher {
       }
       const data = await encodePayload(stream, payload);
       if (!data.ok) return data;
+      const tooLarge = entrySizeError(data.text);
+      if (tooLarge !== null) return failed(tooLarge);
       const asked = publishOptions.waitForReplicas;
       const wait = asked === false ? undefined : (asked ?? defaultWait);
       const problem = wait === undefined ? null : waitProblem(wait, deadlineMs);

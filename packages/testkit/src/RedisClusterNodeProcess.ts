@@ -49,6 +49,8 @@ export interface RedisClusterNode {
 export interface ClusterNodeSettings {
   readonly binary: string;
   readonly nodeTimeoutMs: number;
+  /** `cluster-require-full-coverage`; false (`no`) unless a test wants Redis's own default. */
+  readonly requireFullCoverage: boolean;
   readonly launch: LaunchRedisOptions;
 }
 
@@ -116,6 +118,9 @@ export class RedisClusterNodeProcess implements RedisClusterNode {
       // A primary otherwise waits 5 s for more replicas before a diskless full sync: that delay
       // would dominate cluster start and every rejoin.
       ...['--repl-diskless-sync-delay', '0'],
+      // What deploy/README recommends for relays: while one primary's slots fail over, the other
+      // primaries go on serving theirs (with `yes` every node refuses every key meanwhile).
+      ...['--cluster-require-full-coverage', settings.requireFullCoverage ? 'yes' : 'no'],
       ...(settings.launch.args ?? []),
     ];
     return { ...settings.launch, args };

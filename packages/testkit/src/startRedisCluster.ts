@@ -28,6 +28,12 @@ export interface StartRedisClusterOptions {
   args?: readonly string[];
   /** `cluster-node-timeout`; default 1 000 ms, so a killed primary is failed over in about 2 s. */
   nodeTimeoutMs?: number;
+  /**
+   * `cluster-require-full-coverage`. Default false (`no`, as deploy/README recommends): the
+   * primaries that are up keep serving their slots while another's fail over. `true` is Redis's
+   * own default, under which every node refuses every key (CLUSTERDOWN) until the failover ends.
+   */
+  requireFullCoverage?: boolean;
   /** Deadline for the whole cluster to be up and healthy; default 20 000 ms. */
   startTimeoutMs?: number;
   /** Copy every node's log to stderr; see SpawnServiceOptions.echo. */
@@ -113,6 +119,7 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   const settings = {
     binary,
     nodeTimeoutMs: options.nodeTimeoutMs ?? 1_000,
+    requireFullCoverage: options.requireFullCoverage ?? false,
     launch: {
       startTimeoutMs,
       ...(options.args ? { args: options.args } : {}),

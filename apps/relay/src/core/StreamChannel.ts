@@ -17,6 +17,8 @@ export interface ChannelOptions {
   readonly catchUpPageSize: number;
   readonly maxBufferedBytes: number;
   readonly maxPendingCatchUpBytes: number;
+  /** Entries with a larger `data` value are sent as `malformed` (oversizeEntry); default MAX_ENTRY_DATA_BYTES. */
+  readonly maxEntryBytes?: number;
   readonly onEnd: (sub: HubSubscriber, error: RelayError) => void;
 }
 
@@ -41,7 +43,7 @@ export class StreamChannel implements CatchUpHost {
     readonly stream: StreamName,
     private readonly options: ChannelOptions,
   ) {
-    this.frames = new StreamFrames(stream);
+    this.frames = new StreamFrames(stream, options.maxEntryBytes);
     this.catchUp = new CatchUpGroup(this);
     this.ready = this.start().catch(
       // A source that throws instead of answering must not leave every subscriber of the stream

@@ -21,6 +21,8 @@ export interface StreamHubOptions {
   readonly catchUpPageSize: number;
   readonly maxBufferedBytes: number;
   readonly maxPendingCatchUpBytes: number;
+  /** Entries with a larger `data` value are sent as `malformed` (oversizeEntry); default MAX_ENTRY_DATA_BYTES. */
+  readonly maxEntryBytes?: number;
   /** How long a stream stays watched after its last subscriber left: reconnect churn re-finds it warm. */
   readonly lingerMs: number;
 }
@@ -241,6 +243,7 @@ export class StreamHub {
         catchUpPageSize: o.catchUpPageSize,
         maxBufferedBytes: o.maxBufferedBytes,
         maxPendingCatchUpBytes: o.maxPendingCatchUpBytes,
+        ...(o.maxEntryBytes === undefined ? {} : { maxEntryBytes: o.maxEntryBytes }),
         onEnd: this.endSubscriber,
       });
       this.channels.set(stream, channel);

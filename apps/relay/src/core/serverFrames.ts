@@ -1,4 +1,4 @@
-import { PROTOCOL_VERSION, decodeEntryFields } from '@streamgate/protocol';
+import { MAX_ENTRY_DATA_BYTES, PROTOCOL_VERSION, decodeEntryFields } from '@streamgate/protocol';
 import type {
   ErrorCode,
   ErrorFrame,
@@ -18,6 +18,7 @@ import type {
   UnsubscribedFrame,
   WelcomeFrame,
 } from '@streamgate/protocol';
+import { oversizeEntry } from './oversizeEntry.js';
 import type { StreamEntry } from './StreamSource.js';
 
 // Every frame the relay sends is built here, each checked against its protocol type, so that the
@@ -89,13 +90,19 @@ void eventTextMatchesType;
 export class StreamFrames {
   private readonly streamJson: string;
 
-  constructor(readonly stream: StreamName) {
+  /** `maxEntryBytes`: a larger `data` value is sent as `malformed` (oversizeEntry). */
+  constructor(
+    readonly stream: StreamName,
+    private readonly maxEntryBytes: number = MAX_ENTRY_DATA_BYTES,
+  ) {
     this.streamJson = JSON.stringify(stream);
   }
 
   /** `event` for an entry in the entry format, `malformed` (and `malformed: true`) otherwise. */
   entry(entry: StreamEntry): { text: string; malformed: boolean } {
     if (entry.malformed !== undefined) return { text: this.malformed(entry.id, entry.malformed), malformed: true };
+    const oversize = oversizeEntry(entry.fields, this.maxEntryBytes);
+    if (oversize !== null) return { text: this.malformed(entry.id, oversize), malformed: true };
     const decoded = decodeEntryFields(entry.fields);
     if (decoded.ok) {
       return { text: `{"op":"event","stream":${this.streamJson},"id":"${entry.id}","data":${decoded.json}}`, malformed: false };

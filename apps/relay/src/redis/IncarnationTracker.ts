@@ -1,6 +1,7 @@
 import { compareStreamIds, STREAM_START } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { IncarnationMark } from './parseReplies.js';
+import type { StreamResetCause } from './StreamResetCause.js';
 import type { TimerClock } from './TimerClock.js';
 import { toError } from './redisFailure.js';
 
@@ -47,7 +48,7 @@ export interface IncarnationTrackerOptions {
   /** The reader's position for a watched key. */
   readonly cursorOf: (stream: StreamName) => StreamId | undefined;
   /** A new incarnation was seen: move the read position to its start and tell the listener. */
-  readonly onNewIncarnation: (stream: StreamName) => void;
+  readonly onNewIncarnation: (stream: StreamName, cause: StreamResetCause) => void;
   readonly onError: (error: Error) => void;
   readonly onCheck: (keys: number) => void;
   /** Pause between two checks. Default 1 000 ms. */
@@ -138,20 +139,22 @@ export class IncarnationTracker {
     // In one incarnation the last id never falls below an id read from it, and entries-added
     // never falls; the read position was at most the last id when the check was sent. Nor does
     // an entry the reader read leave it but by a trim or an XDEL.
-    const recreated =
-      state.vanished ||
+    const fell =
       compareStreamIds(sighting.lastGeneratedId, snapshot.cursor) < 0 ||
-      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded) ||
-      lostAt(snapshot.probe, sighting);
+      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded);
+    // A key seen missing was recreated. Ids or entries-added that fell, while a witness says the
+    // server may have changed, are a promoted replica without the last entries (until new writes
+    // overtake them); otherwise a recreation, which also explains a missing read entry.
+    const cause = resetCause(state.vanished, fell, state.witness !== null, lostAt(snapshot.probe, sighting));
     // A look at the witness's entry settles it, either way; a sighting without one (a resume's inspect) does not.
     if (sighting.cursorStored !== undefined && state.witness === snapshot.probe) state.witness = null;
     state.existed = true;
     state.vanished = false;
     if (sighting.entriesAdded !== null) state.entriesAdded = sighting.entriesAdded;
-    if (!recreated) return;
+    if (cause === null) return;
     state.epoch++;
     state.witness = null;
-    this.options.onNewIncarnation(stream);
+    this.options.onNewIncarnation(stream, cause);
   }
 
   /**
@@ -260,6 +263,12 @@ export class IncarnationTracker {
     }
     return [...group];
   }
+}
+
+function resetCause(vanished: boolean, fell: boolean, witnessed: boolean, lost: boolean): StreamResetCause | null {
+  if (vanished) return 'recreated';
+  if (fell) return witnessed ? 'lost_in_failover' : 'recreated';
+  return lost ? 'lost_in_failover' : null;
 }
 
 /**

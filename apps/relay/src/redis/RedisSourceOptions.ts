@@ -2,6 +2,7 @@ import type { StreamName } from '@streamgate/protocol';
 import type { SourceListener } from '../core/StreamSource.js';
 import type { ReadMode } from './LiveReader.js';
 import type { RequestedReadMode } from './ReadModeSwitch.js';
+import type { StreamResetCause } from './StreamResetCause.js';
 
 /** What a RedisStreamSource is built from: its target, its reads' settings, and where it reports. */
 export interface RedisSourceOptions {
@@ -16,8 +17,8 @@ export interface RedisSourceOptions {
   readonly onError: (operation: string, error: Error) => void;
   /** `check`: one pipelined look at a group of watched keys for a new incarnation. */
   readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo' | 'check') => void;
-  /** A watched key was found holding a new incarnation (and its subscribers were told). */
-  readonly onRecreated?: (stream: StreamName) => void;
+  /** A watched key was found holding a new incarnation, or missing entries it delivered (and its subscribers were told). */
+  readonly onRecreated?: (stream: StreamName, cause: StreamResetCause) => void;
   /** Pause between two checks of up to 1,000 watched keys for a new incarnation. Default 1 000 ms. */
   readonly recreationCheckIntervalMs?: number;
   /** A connection became ready again after losing its server. */

@@ -19,6 +19,7 @@ import { redisIncarnationProbe } from './redisIncarnationProbe.js';
 import { pipelineByNode } from './pipelineByNode.js';
 import type { PipelineReplies } from './pipelineByNode.js';
 import { sourceError, toError } from './redisFailure.js';
+import type { StreamResetCause } from './StreamResetCause.js';
 
 export type { RedisSourceOptions } from './RedisSourceOptions.js';
 
@@ -83,7 +84,7 @@ export class RedisStreamSource implements StreamSource {
       ),
       clock: systemTimerClock,
       cursorOf: (stream) => this.live.cursor(stream),
-      onNewIncarnation: (stream) => this.restart(stream),
+      onNewIncarnation: (stream, cause) => this.restart(stream, cause),
       onError: (error) => options.onError('check', error),
       onCheck: () => options.onRead('check'),
       ...(options.recreationCheckIntervalMs === undefined ? {} : { intervalMs: options.recreationCheckIntervalMs }),
@@ -223,9 +224,9 @@ export class RedisStreamSource implements StreamSource {
   }
 
   /** The key holds a new incarnation: its reader starts it over, then its subscribers are told. */
-  private restart(stream: StreamName): void {
+  private restart(stream: StreamName, cause: StreamResetCause): void {
     if (!this.live.restart(stream)) return;
-    this.options.onRecreated?.(stream);
+    this.options.onRecreated?.(stream, cause);
     this.options.listener.reset(stream);
   }
 
