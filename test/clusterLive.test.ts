@@ -121,7 +121,9 @@ async function moveSlot(key: string, from: RedisClusterNode, to: RedisClusterNod
     if (keys.length === 0) break;
     await from.client().call('MIGRATE', '127.0.0.1', to.port, '', 0, 5_000, 'KEYS', ...keys);
   }
-  for (const node of [to, from, ...(await cluster.primaries())]) await node.client().call('CLUSTER', 'SETSLOT', slot, 'NODE', to.id);
+  // As redis-cli --cluster reshard does: the target, the source, then each other primary once.
+  const others = (await cluster.primaries()).filter((n) => n.port !== to.port && n.port !== from.port);
+  for (const node of [to, from, ...others]) await node.client().call('CLUSTER', 'SETSLOT', slot, 'NODE', to.id);
 }
 
 describe('live messages on a Redis Cluster (3 primaries, SPUBLISH in the write script)', () => {
@@ -168,10 +170,15 @@ describe('live messages on a Redis Cluster (3 primaries, SPUBLISH in the write s
       Number(((await node.client().call('PUBSUB', 'SHARDNUMSUB', liveChannel(moved, 0) ?? '')) as unknown[])[1]),
       Number(((await node.client().call('PUBSUB', 'NUMSUB', `__keyspace@0__:${moved}`)) as unknown[])[1]),
     ];
-    await waitFor(async () => JSON.stringify([await held(to), await held(from)]) === '[[1,1],[0,0]]', {
-      timeoutMs: 5_000,
-      message: 'the channels of the moved stream did not follow its slot',
-    });
+    // [new primary, old primary] × [live channel, keyspace channel] subscribers, in the error.
+    await waitFor(
+      async () => {
+        const seen = JSON.stringify([await held(to), await held(from)]);
+        if (seen !== '[[1,1],[0,0]]') throw new Error(`channels held ${seen}`);
+        return true;
+      },
+      { timeoutMs: 5_000, message: 'the channels of the moved stream did not follow its slot' },
+    );
     const before = await xreadCalls();
     for (let seq = TOTAL; seq < TOTAL + 50; seq++) await publishOrThrow(publisher, moved, seq);
     await waitFor(() => readers.every((r) => r.stream !== moved || r.seqs.length >= TOTAL + 50), {
