@@ -4,8 +4,9 @@
 #   docker build -f deploy/docker/relay.Dockerfile -t ghcr.io/streamgate/relay:$VERSION .
 # test/deploy/dockerfiles.test.ts checks this file's shape (stages, pins, user, exec-form CMD).
 
-# Node 20 by exact version; the release pipeline may pin the digest too (deploy/README.md).
-FROM node:20.20.2-bookworm-slim AS build
+# Node 24 on Debian 13 by exact version (the relay's uWS build for Node 24 needs glibc >= 2.38;
+# one base for every app); the release pipeline may pin the digest too (deploy/README.md).
+FROM node:24.22.3-trixie-slim AS build
 WORKDIR /src
 RUN npm install --global pnpm@10.34.8
 # Dependencies from the lockfile alone first, so a source change reuses this layer.
@@ -19,7 +20,7 @@ RUN pnpm --filter "@streamgate/relay..." run build
 # with their dist/), no dev dependencies, no sources of other apps.
 RUN pnpm --filter "@streamgate/relay" deploy --prod --legacy /out
 
-FROM node:20.20.2-bookworm-slim
+FROM node:24.22.3-trixie-slim
 ENV NODE_ENV=production
 WORKDIR /app
 # Owned by root and not writable by the user that runs it.
