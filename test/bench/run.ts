@@ -29,7 +29,7 @@ import { BENCH_AUDIENCE as AUDIENCE, BENCH_ISSUER as ISSUER, mintBenchTokens as 
 import { writeClusterReport } from './renderCluster.js';
 
 // `pnpm bench`: the relay against Socket.IO, a plain ws relay and the uWS ceiling, one server at
-// a time, each in a fresh process, under the same load generator. See README "Benchmarks".
+// a time, each in a fresh process, under the same load generator. See docs/benchmarks.md.
 
 const RUN_BUDGET_MS = 15 * 60_000;
 /** The task workloads' own budget, after the rest: no workload starts once it is spent. */
