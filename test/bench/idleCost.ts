@@ -1,0 +1,82 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { generateSigningKey } from '@streamgate/server';
+import { startRedis } from '@streamgate/testkit';
+import { startBenchServer } from './BenchServer.js';
+import { LoadFleet } from './LoadFleet.js';
+import { BENCH_AUDIENCE, BENCH_ISSUER, mintBenchTokens } from './mintBenchTokens.js';
+import { detectPinning, pinProcess } from './pinning.js';
+import { CpuMeter } from './procStats.js';
+import { seedStreams } from './seedStreams.js';
+
+// What a server spends per second on sockets that receive nothing: its periodic per-socket work
+// (send-buffer checks, liveness), which at a low delivery rate weighs on every delivery.
+// `node --conditions=streamgate-source --import tsx test/bench/idleCost.ts`, with
+// IDLE_SOCKETS (10000), IDLE_STREAMS (sockets: one stream each), IDLE_SECONDS (10), IDLE_SERVER (relay),
+// IDLE_PROFILE_DIR.
+
+const env = z
+  .object({
+    IDLE_SOCKETS: z.coerce.number().int().positive().default(10_000),
+    IDLE_STREAMS: z.coerce.number().int().positive().optional(),
+    IDLE_SECONDS: z.coerce.number().positive().default(10),
+    IDLE_SERVER: z.enum(['relay', 'uws', 'socketio', 'wsrelay']).default('relay'),
+    /** Write a CPU profile of the relay into this directory. */
+    IDLE_PROFILE_DIR: z.string().optional(),
+  })
+  .parse(process.env);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main(): Promise<void> {
+  const key = await generateSigningKey('ES256', 'bench-key');
+  const { d: _private, ...publicJwk } = key;
+  const jwksFile = join(mkdtempSync(join(tmpdir(), 'streamgate-idle-')), 'jwks.json');
+  writeFileSync(jwksFile, JSON.stringify({ keys: [publicJwk] }));
+  const pinning = detectPinning('auto');
+  if (pinning.pinned) pinProcess(process.pid, pinning.plan.clientCpus);
+  const redis = await startRedis();
+  const fleet = LoadFleet.start(1);
+  if (pinning.pinned) for (const pid of fleet.pids) pinProcess(pid, pinning.plan.clientCpus);
+  const ctx = { jwksFile, audience: BENCH_AUDIENCE, issuer: BENCH_ISSUER, profileDir: env.IDLE_PROFILE_DIR, pinning, redisUrl: redis.url };
+  const server = await startBenchServer(env.IDLE_SERVER, ctx);
+  try {
+    const streamCount = env.IDLE_STREAMS ?? env.IDLE_SOCKETS;
+    const streams = Array.from({ length: streamCount }, (_, s) => `idle:${s}`);
+    // The streams exist, as in the fan-out workloads (which publish to them).
+    const seeder = redis.client();
+    await seedStreams(seeder, streams);
+    seeder.disconnect();
+    const tokens = env.IDLE_SERVER === 'relay' ? await mintBenchTokens(key, redis.url, streams) : [];
+    const opened = await fleet.open({
+      kind: env.IDLE_SERVER,
+      port: server.port,
+      streams,
+      tokens,
+      clients: Array.from({ length: env.IDLE_SOCKETS }, (_, c) => [c % streamCount]),
+      trackSeq: false,
+      reconnect: false,
+      timeoutMs: 120_000,
+    });
+    // The subscribe burst's own work (JIT, GC) settles first.
+    await sleep(3_000);
+    const meter = new CpuMeter([server.pid, ...(redis.service?.pid === undefined ? [] : [redis.service.pid])]);
+    await sleep(env.IDLE_SECONDS * 1000);
+    const { cores, wallSeconds } = meter.stop();
+    const serverMs = (cores[0] ?? 0) * 1000;
+    process.stdout.write(
+      `${env.IDLE_SERVER}: ${opened.ready} idle sockets on ${streamCount} streams, ${wallSeconds.toFixed(1)} s: ` +
+        `server ${serverMs.toFixed(1)} ms/s (${((serverMs * 1000) / Math.max(1, opened.ready)).toFixed(2)} µs per socket per second), ` +
+        `redis ${((cores[1] ?? 0) * 1000).toFixed(1)} ms/s\n`,
+    );
+  } finally {
+    await fleet.closeAll();
+    fleet.stop();
+    await server.service.stop();
+    await redis.stop();
+  }
+}
+
+await main();
