@@ -51,10 +51,22 @@ export interface IncarnationTrackerOptions {
   readonly onNewIncarnation: (stream: StreamName, cause: StreamResetCause) => void;
   readonly onError: (error: Error) => void;
   readonly onCheck: (keys: number) => void;
-  /** Pause between two checks. Default 1 000 ms. */
+  /** Pause between two periodic checks. Default 1 000 ms. */
   readonly intervalMs?: number;
-  /** Keys per check (one pipeline). Default 1 000. */
+  /** Keys per check (one pipeline) at most. Default 1 000. */
   readonly groupSize?: number;
+  /**
+   * Keys in the next periodic check (at most groupSize), asked each time: the safety net can be
+   * thinner while other signals (keyspace events, live messages) report recreations. Default groupSize.
+   */
+  readonly periodicGroupSize?: () => number;
+  /**
+   * A round of all keys takes at least this many periodic checks: each key is looked at no more
+   * often than once per this many intervals, however few keys there are. Default 1.
+   */
+  readonly slicesPerRound?: number;
+  /** suspectLoss sends its keys out of turn at most this often. Default intervalMs. */
+  readonly suspectIntervalMs?: number;
 }
 
 interface KeyState {
@@ -77,11 +89,11 @@ interface KeyState {
 /**
  * Notices that a watched key holds a new incarnation. A reader positioned above the new, lower
  * ids reads nothing from it, so nothing in the live reads shows it: the key has to be looked at.
- * Every `intervalMs` one pipelined check of `groupSize` keys (EXISTS, XRANGE of one read entry, XINFO STREAM each) goes
- * round the watched keys (keys seen missing take up to half of each group), so Redis sees at most `groupSize` checks per
- * interval whatever the number of streams, and each key is looked at within
- * ceil(keys / groupSize) intervals (twice that while many keys are missing). Other reads that return a key's metadata (a resume's inspect,
- * a catch-up page) are sightings too and act at once.
+ * Every `intervalMs` one pipelined check of `periodicGroupSize()` keys (EXISTS, XRANGE of one read entry, XINFO STREAM
+ * each) goes round the watched keys (keys seen missing take up to half of each group), so Redis sees at most that many
+ * checks per interval whatever the number of streams, and each key is looked at within ceil(keys / group) intervals
+ * (twice that while many keys are missing). Hints (checkSoon, suspectLoss) look out of turn. Other reads that return a
+ * key's metadata (a resume's inspect, a catch-up page) are sightings too and act at once.
  */
 export class IncarnationTracker {
   private readonly states = new Map<StreamName, KeyState>();
@@ -185,7 +197,7 @@ export class IncarnationTracker {
       if (state.witness !== null) witnessed.push(stream);
     }
     const now = this.options.clock.now();
-    if (witnessed.length === 0 || now - this.suspectedAt < (this.options.intervalMs ?? 1_000)) return;
+    if (witnessed.length === 0 || now - this.suspectedAt < (this.options.suspectIntervalMs ?? this.options.intervalMs ?? 1_000)) return;
     this.suspectedAt = now;
     for (const stream of witnessed) this.soon.add(stream);
     if (!this.soonRunning) void this.checkHinted();
@@ -244,14 +256,18 @@ export class IncarnationTracker {
    * looked at yet, up to half the group so that they cannot starve the others, then round the rest.
    */
   private nextGroup(): StreamName[] {
-    const size = this.options.groupSize ?? 1_000;
+    const most = this.options.groupSize ?? 1_000;
+    const cap = Math.max(1, Math.min(most, this.options.periodicGroupSize?.() ?? most));
+    const size = Math.min(cap, Math.ceil(this.states.size / (this.options.slicesPerRound ?? 1)));
     const group = new Set<StreamName>();
     for (const [key, state] of this.states) {
-      if (group.size >= Math.ceil(size / 2)) break;
+      if (group.size >= Math.ceil(cap / 2)) break;
       if (state.vanished || state.witness !== null) group.add(key);
     }
+    // The round moves on by at least one key each time, however many go first.
+    let moved = false;
     let wrapped = false;
-    while (group.size < Math.min(size, this.states.size)) {
+    while ((group.size < size || !moved) && group.size < this.states.size) {
       const next = this.order.next();
       if (next.done === true) {
         if (wrapped) break;
@@ -259,6 +275,7 @@ export class IncarnationTracker {
         this.order = this.states.keys();
         continue;
       }
+      moved = true;
       group.add(next.value);
     }
     return [...group];
