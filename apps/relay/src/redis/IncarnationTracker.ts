@@ -4,6 +4,8 @@ import type { IncarnationMark } from './parseReplies.js';
 import type { StreamResetCause } from './StreamResetCause.js';
 import type { TimerClock } from './TimerClock.js';
 import { toError } from './redisFailure.js';
+import { judgeSighting } from './judgeSighting.js';
+import type { KeyState } from './judgeSighting.js';
 
 /**
  * What one check of a key found: missing, or present with its mark and (from the periodic
@@ -69,23 +71,6 @@ export interface IncarnationTrackerOptions {
   readonly suspectIntervalMs?: number;
 }
 
-interface KeyState {
-  /** The key was seen present, or the reader had a position in it. */
-  existed: boolean;
-  /** Seen missing after it existed: the next sighting of it present is a new incarnation. */
-  vanished: boolean;
-  entriesAdded: number | null;
-  epoch: number;
-  /**
-   * The read position when the server behind the key may have changed (suspectLoss), kept
-   * until a check has looked at its entry: the reader goes on to read the new server's writes,
-   * and the entries lost are the ones just before its position at the change.
-   */
-  witness: StreamId | null;
-  /** The `seq` of the latest sighting taken into account: an older one describes the key as it was before. */
-  seen: number;
-}
-
 /**
  * Notices that a watched key holds a new incarnation. A reader positioned above the new, lower
  * ids reads nothing from it, so nothing in the live reads shows it: the key has to be looked at.
@@ -97,6 +82,8 @@ interface KeyState {
  */
 export class IncarnationTracker {
   private readonly states = new Map<StreamName, KeyState>();
+  /** The watched keys seen missing or holding a witness: they go first in a periodic check. */
+  private readonly first = new Set<StreamName>();
   private order: IterableIterator<StreamName> = this.states.keys();
   private running = true;
   private readonly stopped: Promise<void>;
@@ -129,6 +116,7 @@ export class IncarnationTracker {
 
   untrack(stream: StreamName): void {
     this.states.delete(stream);
+    this.first.delete(stream);
   }
 
   /** Call before sending a read whose reply will be a sighting; undefined for a key not watched. */
@@ -144,29 +132,19 @@ export class IncarnationTracker {
     const state = this.states.get(stream);
     if (state === undefined || state.epoch !== snapshot.epoch || snapshot.seq < state.seen) return;
     state.seen = snapshot.seq;
-    if (!sighting.exists) {
-      if (state.existed) state.vanished = true;
-      return;
+    const cause = judgeSighting(state, snapshot, sighting);
+    if (cause !== null) {
+      state.epoch++;
+      state.witness = null;
     }
-    // In one incarnation the last id never falls below an id read from it, and entries-added
-    // never falls; the read position was at most the last id when the check was sent. Nor does
-    // an entry the reader read leave it but by a trim or an XDEL.
-    const fell =
-      compareStreamIds(sighting.lastGeneratedId, snapshot.cursor) < 0 ||
-      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded);
-    // A key seen missing was recreated. Ids or entries-added that fell, while a witness says the
-    // server may have changed, are a promoted replica without the last entries (until new writes
-    // overtake them); otherwise a recreation, which also explains a missing read entry.
-    const cause = resetCause(state.vanished, fell, state.witness !== null, lostAt(snapshot.probe, sighting));
-    // A look at the witness's entry settles it, either way; a sighting without one (a resume's inspect) does not.
-    if (sighting.cursorStored !== undefined && state.witness === snapshot.probe) state.witness = null;
-    state.existed = true;
-    state.vanished = false;
-    if (sighting.entriesAdded !== null) state.entriesAdded = sighting.entriesAdded;
-    if (cause === null) return;
-    state.epoch++;
-    state.witness = null;
-    this.options.onNewIncarnation(stream, cause);
+    this.placeFirst(stream, state);
+    if (cause !== null) this.options.onNewIncarnation(stream, cause);
+  }
+
+  /** Keeps `first` exact, so picking a check's first keys costs what they number, not what the watched keys do. */
+  private placeFirst(stream: StreamName, state: KeyState): void {
+    if (state.vanished || state.witness !== null) this.first.add(stream);
+    else this.first.delete(stream);
   }
 
   /**
@@ -195,6 +173,7 @@ export class IncarnationTracker {
       const cursor = this.options.cursorOf(stream);
       if (state.witness === null && cursor !== undefined && compareStreamIds(cursor, STREAM_START) > 0) state.witness = cursor;
       if (state.witness !== null) witnessed.push(stream);
+      this.placeFirst(stream, state);
     }
     const now = this.options.clock.now();
     if (witnessed.length === 0 || now - this.suspectedAt < (this.options.suspectIntervalMs ?? this.options.intervalMs ?? 1_000)) return;
@@ -260,9 +239,9 @@ export class IncarnationTracker {
     const cap = Math.max(1, Math.min(most, this.options.periodicGroupSize?.() ?? most));
     const size = Math.min(cap, Math.ceil(this.states.size / (this.options.slicesPerRound ?? 1)));
     const group = new Set<StreamName>();
-    for (const [key, state] of this.states) {
+    for (const key of this.first) {
       if (group.size >= Math.ceil(cap / 2)) break;
-      if (state.vanished || state.witness !== null) group.add(key);
+      group.add(key);
     }
     // The round moves on by at least one key each time, however many go first.
     let moved = false;
@@ -280,23 +259,4 @@ export class IncarnationTracker {
     }
     return [...group];
   }
-}
-
-function resetCause(vanished: boolean, fell: boolean, witnessed: boolean, lost: boolean): StreamResetCause | null {
-  if (vanished) return 'recreated';
-  if (fell) return witnessed ? 'lost_in_failover' : 'recreated';
-  return lost ? 'lost_in_failover' : null;
-}
-
-/**
- * An entry the reader read (`id`) is gone although it was neither trimmed (it is not below the
- * first entry) nor deleted with XDEL (it is above max-deleted-entry-id): the stream lost
- * entries the reader delivered. That is what a failover to a replica that had not yet copied
- * them leaves, even once new writes have taken the last id above the position again.
- */
-function lostAt(id: StreamId, sighting: Partial<CursorLook>): boolean {
-  if (sighting.cursorStored !== false || compareStreamIds(id, STREAM_START) <= 0) return false;
-  const { firstEntryId, maxDeletedEntryId } = sighting;
-  if (firstEntryId === null || firstEntryId === undefined || maxDeletedEntryId === null || maxDeletedEntryId === undefined) return false;
-  return compareStreamIds(id, firstEntryId) >= 0 && compareStreamIds(id, maxDeletedEntryId) > 0;
 }
