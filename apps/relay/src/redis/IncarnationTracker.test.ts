@@ -197,4 +197,16 @@ describe('IncarnationTracker', () => {
     ]);
     h.tracker.close();
   });
+
+  it('with fewer keys than slices, looks at each key once a round, not once a check', async () => {
+    const h = harness(1_000, { periodicGroupSize: () => 10, slicesPerRound: 10, intervalMs: 100 });
+    h.watch('a', '1-0');
+    h.watch('b', '1-0');
+    h.watch('c', '1-0');
+    for (const k of ['a', 'b', 'c']) h.keys.set(k, h.stream('1-0', 1));
+    for (let i = 0; i < 20; i++) await h.clock.advance(100);
+    // Three keys over ten checks: six looks in two rounds, each key twice.
+    expect(h.checked.flat().sort()).toEqual(['a', 'a', 'b', 'b', 'c', 'c']);
+    h.tracker.close();
+  });
 });

@@ -93,6 +93,8 @@ export class IncarnationTracker {
   private soonRunning = false;
   /** Snapshots taken so far: their order of sending. */
   private sent = 0;
+  /** Keys due in the periodic round, in slices (1/slicesPerRound of a key) not yet sent. */
+  private due = 0;
   /** When suspectLoss last sent its keys to be looked at out of turn. */
   private suspectedAt = -Infinity;
 
@@ -237,16 +239,22 @@ export class IncarnationTracker {
   private nextGroup(): StreamName[] {
     const most = this.options.groupSize ?? 1_000;
     const cap = Math.max(1, Math.min(most, this.options.periodicGroupSize?.() ?? most));
-    const size = Math.min(cap, Math.ceil(this.states.size / (this.options.slicesPerRound ?? 1)));
+    // A round takes at least slicesPerRound checks: each adds keys/slices to the keys due, in
+    // whole slices (1/slices of a key), so a pod with fewer keys than slices does not look at
+    // each key more than once a round.
+    const slices = this.options.slicesPerRound ?? 1;
+    this.due = Math.min(cap * slices, this.due + this.states.size);
+    const size = Math.floor(this.due / slices);
+    this.due -= size * slices;
     const group = new Set<StreamName>();
     for (const key of this.first) {
       if (group.size >= Math.ceil(cap / 2)) break;
       group.add(key);
     }
-    // The round moves on by at least one key each time, however many go first.
-    let moved = false;
+    // The round moves on by at least one key when one is due, however many went first.
+    let picked = 0;
     let wrapped = false;
-    while ((group.size < size || !moved) && group.size < this.states.size) {
+    while ((group.size < size || picked < Math.min(1, size)) && picked < this.states.size) {
       const next = this.order.next();
       if (next.done === true) {
         if (wrapped) break;
@@ -254,7 +262,7 @@ export class IncarnationTracker {
         this.order = this.states.keys();
         continue;
       }
-      moved = true;
+      picked++;
       group.add(next.value);
     }
     return [...group];
