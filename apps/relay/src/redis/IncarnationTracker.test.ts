@@ -5,7 +5,10 @@ import type { KeySighting } from './IncarnationTracker.js';
 import { ManualClock, settle } from './testing/ManualClock.js';
 
 /** A keyspace the test edits, and the reader positions the tracker compares it with. */
-function harness(groupSize = 1_000) {
+function harness(
+  groupSize = 1_000,
+  pacing: { periodicGroupSize?: () => number; suspectIntervalMs?: number; intervalMs?: number; slicesPerRound?: number } = {},
+) {
   const keys = new Map<StreamName, KeySighting>();
   const cursors = new Map<StreamName, StreamId>();
   const checked: Array<readonly StreamName[]> = [];
@@ -28,6 +31,7 @@ function harness(groupSize = 1_000) {
     onError: () => undefined,
     onCheck: () => undefined,
     groupSize,
+    ...pacing,
   });
   const watch = (s: StreamName, at: StreamId): void => {
     cursors.set(s, at);
@@ -144,5 +148,65 @@ describe('IncarnationTracker', () => {
     h.tracker.close();
     await h.clock.advance(5_000);
     expect(h.checked).toHaveLength(5);
+  });
+
+  it('sizes each periodic check as asked at that moment, within groupSize, and rate-limits suspectLoss apart', async () => {
+    let size = 10;
+    const h = harness(100, { periodicGroupSize: () => size, suspectIntervalMs: 1_000, intervalMs: 100 });
+    for (let i = 0; i < 50; i++) {
+      h.watch(`s${i}`, '1-0');
+      h.keys.set(`s${i}`, h.stream('1-0', 1));
+    }
+    await h.clock.advance(100);
+    await h.clock.advance(100);
+    expect(h.checked.map((c) => c.length)).toEqual([10, 10]);
+    size = 1_000;
+    await h.clock.advance(100);
+    expect(h.checked.map((c) => c.length)).toEqual([10, 10, 50]);
+    size = 10;
+    // Every key is witnessed and sent at once; a second loss within suspectIntervalMs (though
+    // past intervalMs) sends none out of turn.
+    h.tracker.suspectLoss();
+    await settle();
+    expect(h.checked.at(-1)).toHaveLength(50);
+    await h.clock.advance(500);
+    expect(h.checked.slice(-5).map((c) => c.length)).toEqual([10, 10, 10, 10, 10]);
+    const sent = h.checked.length;
+    h.tracker.suspectLoss();
+    await settle();
+    expect(h.checked).toHaveLength(sent);
+    h.tracker.close();
+  });
+
+  it('spreads a round over slicesPerRound checks however few keys, and moves it on while a missing key goes first', async () => {
+    const h = harness(1_000, { periodicGroupSize: () => 10, slicesPerRound: 10, intervalMs: 100 });
+    for (let i = 0; i < 10; i++) {
+      h.watch(`s${i}`, '1-0');
+      h.keys.set(`s${i}`, h.stream('1-0', 1));
+    }
+    for (let i = 0; i < 10; i++) await h.clock.advance(100);
+    // One key per check: each looked at once per round of ten, not ten times.
+    expect(h.checked).toEqual(Array.from({ length: 10 }, (_, i) => [`s${i}`]));
+    h.keys.delete('s0');
+    await h.clock.advance(100); // s0 seen missing
+    for (let i = 0; i < 3; i++) await h.clock.advance(100);
+    expect(h.checked.slice(-3)).toEqual([
+      ['s0', 's1'],
+      ['s0', 's2'],
+      ['s0', 's3'],
+    ]);
+    h.tracker.close();
+  });
+
+  it('with fewer keys than slices, looks at each key once a round, not once a check', async () => {
+    const h = harness(1_000, { periodicGroupSize: () => 10, slicesPerRound: 10, intervalMs: 100 });
+    h.watch('a', '1-0');
+    h.watch('b', '1-0');
+    h.watch('c', '1-0');
+    for (const k of ['a', 'b', 'c']) h.keys.set(k, h.stream('1-0', 1));
+    for (let i = 0; i < 20; i++) await h.clock.advance(100);
+    // Three keys over ten checks: six looks in two rounds, each key twice.
+    expect(h.checked.flat().sort()).toEqual(['a', 'a', 'b', 'b', 'c', 'c']);
+    h.tracker.close();
   });
 });

@@ -4,6 +4,8 @@ import type { IncarnationMark } from './parseReplies.js';
 import type { StreamResetCause } from './StreamResetCause.js';
 import type { TimerClock } from './TimerClock.js';
 import { toError } from './redisFailure.js';
+import { judgeSighting } from './judgeSighting.js';
+import type { KeyState } from './judgeSighting.js';
 
 /**
  * What one check of a key found: missing, or present with its mark and (from the periodic
@@ -51,40 +53,37 @@ export interface IncarnationTrackerOptions {
   readonly onNewIncarnation: (stream: StreamName, cause: StreamResetCause) => void;
   readonly onError: (error: Error) => void;
   readonly onCheck: (keys: number) => void;
-  /** Pause between two checks. Default 1 000 ms. */
+  /** Pause between two periodic checks. Default 1 000 ms. */
   readonly intervalMs?: number;
-  /** Keys per check (one pipeline). Default 1 000. */
+  /** Keys per check (one pipeline) at most. Default 1 000. */
   readonly groupSize?: number;
-}
-
-interface KeyState {
-  /** The key was seen present, or the reader had a position in it. */
-  existed: boolean;
-  /** Seen missing after it existed: the next sighting of it present is a new incarnation. */
-  vanished: boolean;
-  entriesAdded: number | null;
-  epoch: number;
   /**
-   * The read position when the server behind the key may have changed (suspectLoss), kept
-   * until a check has looked at its entry: the reader goes on to read the new server's writes,
-   * and the entries lost are the ones just before its position at the change.
+   * Keys in the next periodic check (at most groupSize), asked each time: the safety net can be
+   * thinner while other signals (keyspace events, live messages) report recreations. Default groupSize.
    */
-  witness: StreamId | null;
-  /** The `seq` of the latest sighting taken into account: an older one describes the key as it was before. */
-  seen: number;
+  readonly periodicGroupSize?: () => number;
+  /**
+   * A round of all keys takes at least this many periodic checks: each key is looked at no more
+   * often than once per this many intervals, however few keys there are. Default 1.
+   */
+  readonly slicesPerRound?: number;
+  /** suspectLoss sends its keys out of turn at most this often. Default intervalMs. */
+  readonly suspectIntervalMs?: number;
 }
 
 /**
  * Notices that a watched key holds a new incarnation. A reader positioned above the new, lower
  * ids reads nothing from it, so nothing in the live reads shows it: the key has to be looked at.
- * Every `intervalMs` one pipelined check of `groupSize` keys (EXISTS, XRANGE of one read entry, XINFO STREAM each) goes
- * round the watched keys (keys seen missing take up to half of each group), so Redis sees at most `groupSize` checks per
- * interval whatever the number of streams, and each key is looked at within
- * ceil(keys / groupSize) intervals (twice that while many keys are missing). Other reads that return a key's metadata (a resume's inspect,
- * a catch-up page) are sightings too and act at once.
+ * Every `intervalMs` one pipelined check of `periodicGroupSize()` keys (EXISTS, XRANGE of one read entry, XINFO STREAM
+ * each) goes round the watched keys (keys seen missing take up to half of each group), so Redis sees at most that many
+ * checks per interval whatever the number of streams, and each key is looked at within ceil(keys / group) intervals
+ * (twice that while many keys are missing). Hints (checkSoon, suspectLoss) look out of turn. Other reads that return a
+ * key's metadata (a resume's inspect, a catch-up page) are sightings too and act at once.
  */
 export class IncarnationTracker {
   private readonly states = new Map<StreamName, KeyState>();
+  /** The watched keys seen missing or holding a witness: they go first in a periodic check. */
+  private readonly first = new Set<StreamName>();
   private order: IterableIterator<StreamName> = this.states.keys();
   private running = true;
   private readonly stopped: Promise<void>;
@@ -94,6 +93,8 @@ export class IncarnationTracker {
   private soonRunning = false;
   /** Snapshots taken so far: their order of sending. */
   private sent = 0;
+  /** Keys due in the periodic round, in slices (1/slicesPerRound of a key) not yet sent. */
+  private due = 0;
   /** When suspectLoss last sent its keys to be looked at out of turn. */
   private suspectedAt = -Infinity;
 
@@ -117,6 +118,7 @@ export class IncarnationTracker {
 
   untrack(stream: StreamName): void {
     this.states.delete(stream);
+    this.first.delete(stream);
   }
 
   /** Call before sending a read whose reply will be a sighting; undefined for a key not watched. */
@@ -132,29 +134,19 @@ export class IncarnationTracker {
     const state = this.states.get(stream);
     if (state === undefined || state.epoch !== snapshot.epoch || snapshot.seq < state.seen) return;
     state.seen = snapshot.seq;
-    if (!sighting.exists) {
-      if (state.existed) state.vanished = true;
-      return;
+    const cause = judgeSighting(state, snapshot, sighting);
+    if (cause !== null) {
+      state.epoch++;
+      state.witness = null;
     }
-    // In one incarnation the last id never falls below an id read from it, and entries-added
-    // never falls; the read position was at most the last id when the check was sent. Nor does
-    // an entry the reader read leave it but by a trim or an XDEL.
-    const fell =
-      compareStreamIds(sighting.lastGeneratedId, snapshot.cursor) < 0 ||
-      (sighting.entriesAdded !== null && state.entriesAdded !== null && sighting.entriesAdded < state.entriesAdded);
-    // A key seen missing was recreated. Ids or entries-added that fell, while a witness says the
-    // server may have changed, are a promoted replica without the last entries (until new writes
-    // overtake them); otherwise a recreation, which also explains a missing read entry.
-    const cause = resetCause(state.vanished, fell, state.witness !== null, lostAt(snapshot.probe, sighting));
-    // A look at the witness's entry settles it, either way; a sighting without one (a resume's inspect) does not.
-    if (sighting.cursorStored !== undefined && state.witness === snapshot.probe) state.witness = null;
-    state.existed = true;
-    state.vanished = false;
-    if (sighting.entriesAdded !== null) state.entriesAdded = sighting.entriesAdded;
-    if (cause === null) return;
-    state.epoch++;
-    state.witness = null;
-    this.options.onNewIncarnation(stream, cause);
+    this.placeFirst(stream, state);
+    if (cause !== null) this.options.onNewIncarnation(stream, cause);
+  }
+
+  /** Keeps `first` exact, so picking a check's first keys costs what they number, not what the watched keys do. */
+  private placeFirst(stream: StreamName, state: KeyState): void {
+    if (state.vanished || state.witness !== null) this.first.add(stream);
+    else this.first.delete(stream);
   }
 
   /**
@@ -183,9 +175,10 @@ export class IncarnationTracker {
       const cursor = this.options.cursorOf(stream);
       if (state.witness === null && cursor !== undefined && compareStreamIds(cursor, STREAM_START) > 0) state.witness = cursor;
       if (state.witness !== null) witnessed.push(stream);
+      this.placeFirst(stream, state);
     }
     const now = this.options.clock.now();
-    if (witnessed.length === 0 || now - this.suspectedAt < (this.options.intervalMs ?? 1_000)) return;
+    if (witnessed.length === 0 || now - this.suspectedAt < (this.options.suspectIntervalMs ?? this.options.intervalMs ?? 1_000)) return;
     this.suspectedAt = now;
     for (const stream of witnessed) this.soon.add(stream);
     if (!this.soonRunning) void this.checkHinted();
@@ -244,14 +237,24 @@ export class IncarnationTracker {
    * looked at yet, up to half the group so that they cannot starve the others, then round the rest.
    */
   private nextGroup(): StreamName[] {
-    const size = this.options.groupSize ?? 1_000;
+    const most = this.options.groupSize ?? 1_000;
+    const cap = Math.max(1, Math.min(most, this.options.periodicGroupSize?.() ?? most));
+    // A round takes at least slicesPerRound checks: each adds keys/slices to the keys due, in
+    // whole slices (1/slices of a key), so a pod with fewer keys than slices does not look at
+    // each key more than once a round.
+    const slices = this.options.slicesPerRound ?? 1;
+    this.due = Math.min(cap * slices, this.due + this.states.size);
+    const size = Math.floor(this.due / slices);
+    this.due -= size * slices;
     const group = new Set<StreamName>();
-    for (const [key, state] of this.states) {
-      if (group.size >= Math.ceil(size / 2)) break;
-      if (state.vanished || state.witness !== null) group.add(key);
+    for (const key of this.first) {
+      if (group.size >= Math.ceil(cap / 2)) break;
+      group.add(key);
     }
+    // The round moves on by at least one key when one is due, however many went first.
+    let picked = 0;
     let wrapped = false;
-    while (group.size < Math.min(size, this.states.size)) {
+    while ((group.size < size || picked < Math.min(1, size)) && picked < this.states.size) {
       const next = this.order.next();
       if (next.done === true) {
         if (wrapped) break;
@@ -259,27 +262,9 @@ export class IncarnationTracker {
         this.order = this.states.keys();
         continue;
       }
+      picked++;
       group.add(next.value);
     }
     return [...group];
   }
-}
-
-function resetCause(vanished: boolean, fell: boolean, witnessed: boolean, lost: boolean): StreamResetCause | null {
-  if (vanished) return 'recreated';
-  if (fell) return witnessed ? 'lost_in_failover' : 'recreated';
-  return lost ? 'lost_in_failover' : null;
-}
-
-/**
- * An entry the reader read (`id`) is gone although it was neither trimmed (it is not below the
- * first entry) nor deleted with XDEL (it is above max-deleted-entry-id): the stream lost
- * entries the reader delivered. That is what a failover to a replica that had not yet copied
- * them leaves, even once new writes have taken the last id above the position again.
- */
-function lostAt(id: StreamId, sighting: Partial<CursorLook>): boolean {
-  if (sighting.cursorStored !== false || compareStreamIds(id, STREAM_START) <= 0) return false;
-  const { firstEntryId, maxDeletedEntryId } = sighting;
-  if (firstEntryId === null || firstEntryId === undefined || maxDeletedEntryId === null || maxDeletedEntryId === undefined) return false;
-  return compareStreamIds(id, firstEntryId) >= 0 && compareStreamIds(id, maxDeletedEntryId) > 0;
 }

@@ -90,6 +90,26 @@ describe('NotifyReader live messages', () => {
     await r.close();
   });
 
+  it('looks at the incarnation of a key whose message follows an entry below its cursor (recreated with higher ids), and reads it', async () => {
+    const { r, redis, clock, got, suspects } = await watched(['a', 'b']);
+    redis.scriptWrite('a', '5-0');
+    redis.scriptWrite('b', '5-0');
+    await clock.advance(10);
+    // A's first write into a new key (0-0 before it); b's previous entry, 4-0, is below 5-0.
+    redis.scriptWrite('a', '9-0', { prev: '0-0' });
+    redis.scriptWrite('b', '9-0', { prev: '4-0' });
+    await clock.advance(10);
+    expect(suspects).toEqual(['a', 'b']);
+    // Read from the cursor all the same: the look decides, the entry is not held back.
+    expect(got.get('a')).toEqual(['5-0', '9-0']);
+    expect(got.get('b')).toEqual(['5-0', '9-0']);
+    // A message whose previous id is above the cursor is a gap only: no look.
+    redis.scriptWrite('a', '12-0', { prev: '11-0' });
+    await clock.advance(10);
+    expect(suspects).toEqual(['a', 'b']);
+    await r.close();
+  });
+
   it('neither loses nor repeats an entry when a message moves the cursor while a read of the key is out', async () => {
     const { r, redis, clock, got } = await watched(['a']);
     redis.xadd('a', '1-0');

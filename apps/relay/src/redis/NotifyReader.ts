@@ -192,7 +192,8 @@ export class NotifyReader implements LiveReader {
    * A writer's message: delivered when it follows the cursor exactly (its previous id is the
    * cursor, so a read from the cursor would return this entry alone), else the key is read. A
    * message at or below the cursor was read already, or is a new incarnation's first write
-   * below it: the key's incarnation is looked at, as for a wake-up that reads nothing.
+   * below it: the key's incarnation is looked at, as for a wake-up that reads nothing; so is one
+   * whose previous id is below the cursor (a new incarnation's writes above the old ids).
    */
   private live(key: StreamName, message: LiveMessage | null): void {
     const cursor = this.cursors.get(key);
@@ -209,8 +210,14 @@ export class NotifyReader implements LiveReader {
       this.deliver(key, cursor, [message.entry], false);
       return;
     }
-    if (compareStreamIds(message.entry.id, cursor) <= 0) this.options.onSuspect(key);
-    else this.markDirty(key, true);
+    if (compareStreamIds(message.entry.id, cursor) <= 0) {
+      this.options.onSuspect(key);
+      return;
+    }
+    // The stream's last entry before this one is below what was read from it: the key was
+    // recreated (a first write says 0-0) or lost entries, unless that entry was XDELed. A look tells.
+    if (compareStreamIds(message.prev, cursor) < 0) this.options.onSuspect(key);
+    this.markDirty(key, true);
   }
 
   private markDirty(key: StreamName, woken: boolean): void {

@@ -19,7 +19,10 @@ export interface RedisSourceOptions {
   readonly onRead: (kind: 'xread' | 'xrange' | 'xinfo' | 'check') => void;
   /** A watched key was found holding a new incarnation, or missing entries it delivered (and its subscribers were told). */
   readonly onRecreated?: (stream: StreamName, cause: StreamResetCause) => void;
-  /** Pause between two checks of up to 1,000 watched keys for a new incarnation. Default 1 000 ms. */
+  /**
+   * The periodic check for a new incarnation looks at 1,000 watched keys (batch reads) or 100
+   * (notification-driven) per this interval, a tenth of them every tenth of it. Default 1 000 ms.
+   */
   readonly recreationCheckIntervalMs?: number;
   /** A connection became ready again after losing its server. */
   readonly onReconnect?: (connection: 'command' | 'reader') => void;

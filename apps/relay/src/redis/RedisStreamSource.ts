@@ -1,4 +1,4 @@
-import type { ChainableCommander } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { isClusterClient } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
@@ -14,6 +14,7 @@ import { IncarnationTracker } from './IncarnationTracker.js';
 import type { CheckSnapshot, KeySighting } from './IncarnationTracker.js';
 import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
 import { PingProbe } from './PingProbe.js';
+import { ReplicationIdProbe } from './ReplicationIdProbe.js';
 import { pipelineReply } from './pipelineReply.js';
 import { redisIncarnationProbe } from './redisIncarnationProbe.js';
 import { pipelineByNode } from './pipelineByNode.js';
@@ -24,6 +25,11 @@ import type { StreamResetCause } from './StreamResetCause.js';
 export type { RedisSourceOptions } from './RedisSourceOptions.js';
 
 const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
+/** Watched keys the periodic incarnation check looks at per recreationCheckIntervalMs, by read mode. */
+const BATCH_KEYS_PER_INTERVAL = 1_000;
+const NOTIFY_KEYS_PER_INTERVAL = 100;
+/** The periodic check's groups per interval. */
+const PERIODIC_SLICES = 10;
 
 /**
  * StreamSource over one Redis instance: one command connection (XINFO, XRANGE, CLIENT UNBLOCK,
@@ -77,6 +83,7 @@ export class RedisStreamSource implements StreamSource {
       checkIntervalMs: options.readModeCheckMs ?? 10_000,
       onMode: (mode, previous) => options.onReadMode?.(mode, previous),
     });
+    const checkInterval = options.recreationCheckIntervalMs ?? 1_000;
     this.incarnations = new IncarnationTracker({
       probe: redisIncarnationProbe(
         () => this.command,
@@ -87,16 +94,32 @@ export class RedisStreamSource implements StreamSource {
       onNewIncarnation: (stream, cause) => this.restart(stream, cause),
       onError: (error) => options.onError('check', error),
       onCheck: () => options.onRead('check'),
-      ...(options.recreationCheckIntervalMs === undefined ? {} : { intervalMs: options.recreationCheckIntervalMs }),
+      // In small groups, a tenth of the interval apart: no burst of replies to decode, no spike
+      // of Redis work. Read notification-driven, keyspace events and live messages report most
+      // recreations at once (hints), so the round is only the safety net and looks at a tenth as many.
+      intervalMs: checkInterval / PERIODIC_SLICES,
+      periodicGroupSize: () => (this.modes.mode === 'notify' ? NOTIFY_KEYS_PER_INTERVAL : BATCH_KEYS_PER_INTERVAL) / PERIODIC_SLICES,
+      slicesPerRound: PERIODIC_SLICES,
+      suspectIntervalMs: checkInterval,
     });
     this.pings = new PingProbe({
       // A Redis Cluster client sends a PING to a random primary: each is probed on its own.
-      nodes: () => (isClusterClient(this.command) ? this.command.nodes('master') : this.command.status === 'ready' ? [this.command] : []),
+      nodes: () => this.primaries(),
       timeoutMs: options.probeTimeoutMs ?? 2_000,
       now: () => Date.now(),
       onError: (error) => options.onError('ping', error),
     });
-    this.probeTimer = setInterval(() => this.pings.probe(), options.probeIntervalMs ?? 1_000);
+    // A server that took another history under open connections (a replica promoted, a full
+    // resync) is looked at as after a lost connection: cheaply per node, not per key.
+    const replids = new ReplicationIdProbe({
+      nodes: () => this.primaries(),
+      onChange: () => this.suspectLoss(),
+      onError: (error) => options.onError('ping', error),
+    });
+    this.probeTimer = setInterval(() => {
+      this.pings.probe();
+      replids.probe();
+    }, options.probeIntervalMs ?? 1_000);
     this.probeTimer.unref();
   }
 
@@ -143,6 +166,11 @@ export class RedisStreamSource implements StreamSource {
     const entries = pipelineReply(replies.value, 3, parseEntries);
     if (!entries.ok) return entries;
     return { ok: true, value: { entries: entries.value, info: info.value, afterExists: afterExists.value } };
+  }
+
+  /** The connections to probe: the one instance when connected, or every primary of a Redis Cluster. */
+  private primaries(): Redis[] {
+    return isClusterClient(this.command) ? this.command.nodes('master') : this.command.status === 'ready' ? [this.command] : [];
   }
 
   /** The reader in force; it changes when the read mode does. */
