@@ -1,7 +1,7 @@
 import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, RelaySubscription, StreamName, SubscribeFrame } from '@streamgate/protocol';
 import type { ResolvedBackoff } from './backoff.js';
-import type { ClientClock } from './Clock.js';
+import type { Clock } from '@streamgate/protocol';
 import { SharedSubscription } from './SharedSubscription.js';
 import type { RefreshContext } from './StreamToken.js';
 import type { Subscriber } from './SubscriptionHandle.js';
@@ -9,7 +9,7 @@ import type { SubscriptionError } from './types.js';
 
 /** How long a subscribe or refresh may go unanswered, and the clock that measures it. */
 export interface RequestDeadline {
-  readonly clock: ClientClock;
+  readonly clock: Clock;
   readonly timeoutMs: number;
 }
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../Clock.js';
+import type { Clock } from '@streamgate/protocol';
 
 /** What the sweep needs of one socket. */
 export interface LivenessTarget {
