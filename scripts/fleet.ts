@@ -1,11 +1,11 @@
 /**
- * `npm run fleet`: the whole system on loopback (test/support/startFullFleet.ts): redis-server,
+ * `npm run fleet`: the whole system on loopback (packages/fleet/src/startFullFleet.ts): redis-server,
  * the auth service, two relay pods behind a front door, anvil behind two fault-injecting
  * provider proxies, an ingest worker following the chain and the simulated venue, simulated
  * viewers, a publisher of demo events, a CLI tail, and the operations dashboard. Commands on
  * stdin inject faults (type `help`).
  *
- * Environment (test/support/parseFleetConfig.ts): FLEET_REDIS_URL, FLEET_REDIS_CLUSTER=1 (the streams
+ * Environment (packages/fleet/src/parseFleetConfig.ts): FLEET_REDIS_URL, FLEET_REDIS_CLUSTER=1 (the streams
  * on a 3-primary Redis Cluster with a replica each; `kill-primary` fails one over), FLEET_AUTH_PORT,
  * FLEET_DASHBOARD, FLEET_DASHBOARD_PORT, FLEET_VIEWERS, FLEET_BLOCK_MS, FLEET_DRAIN_WINDOW_MS,
  * FLEET_EXIT_AFTER_EVENTS=N to stop by itself once the tail saw N demo events and N blocks (smoke tests).
@@ -14,13 +14,17 @@ import { createInterface } from 'node:readline';
 import { createPublisher } from '@streamgate/server';
 import { demoStream } from '@streamgate/auth';
 import { freePort } from '@streamgate/testkit';
-import { FLEET_CONFIG_EXIT_CODE, parseFleetConfig } from '../test/support/parseFleetConfig.js';
-import { FLEET_HELP, parseFleetCommand } from '../test/support/parseFleetCommand.js';
-import { startFullFleet } from '../test/support/startFullFleet.js';
-import type { FullFleet } from '../test/support/startFullFleet.js';
-import { startFleetDashboard } from './fleetDashboard.js';
-import { runFleetCommand } from './runFleetCommand.js';
-import { startFleetTail } from './startFleetTail.js';
+import {
+  FLEET_CONFIG_EXIT_CODE,
+  FLEET_HELP,
+  parseFleetCommand,
+  parseFleetConfig,
+  runFleetCommand,
+  startFleetDashboard,
+  startFleetTail,
+  startFullFleet,
+} from '@streamgate/fleet';
+import type { FullFleet } from '@streamgate/fleet';
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const parsed = parseFleetConfig(process.env);

@@ -4,7 +4,7 @@ import { RelayClient } from '@streamgate/client';
 import { spawnIngest, startAnvil, startFaultProxy, waitFor } from '@streamgate/testkit';
 import type { AnvilNode, AppProcess, FaultProxy } from '@streamgate/testkit';
 import { FAST_WORKER_ENV, testChain } from './support/ingestHarness.js';
-import { LOG_TOPIC, deployLogEmitter, emitLog } from './support/logEmitter.js';
+import { LOG_TOPIC, deployLogEmitter, emitLog } from '@streamgate/fleet';
 import { mintToken } from './support/mintToken.js';
 import { useFleet } from './support/startFleet.js';
 import { ingestKeys } from '@streamgate/ingest-core/redis';

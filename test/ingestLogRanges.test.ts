@@ -4,7 +4,7 @@ import { RANGE_REFUSALS, spawnIngest, startAnvil, startFaultProxy, startRedis, w
 import type { AnvilNode, AppProcess, FaultProxy, RangeRefusalReply, RedisServer } from '@streamgate/testkit';
 import type { IngestEvent } from '@streamgate/ingest-events';
 import { FAST_WORKER_ENV, holdDemand, readEvents, testChain } from './support/ingestHarness.js';
-import { LOG_TOPIC, deployLogEmitter, emitLog } from './support/logEmitter.js';
+import { LOG_TOPIC, deployLogEmitter, emitLog } from '@streamgate/fleet';
 import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 /*

@@ -4,7 +4,7 @@ import { spawnIngest, startAnvil, startFaultProxy, startRedis, waitFor } from '@
 import type { AnvilNode, AppProcess, FaultProxy, RedisServer } from '@streamgate/testkit';
 import type { IngestEvent, IngestLogEvent } from '@streamgate/ingest-events';
 import { FAST_WORKER_ENV, holdDemand, readEvents, testChain } from './support/ingestHarness.js';
-import { LOG_TOPIC, deployLogEmitter, emitLog, emitRequest } from './support/logEmitter.js';
+import { LOG_TOPIC, deployLogEmitter, emitLog, emitRequest } from '@streamgate/fleet';
 import { ingestKeys } from '@streamgate/ingest-core/redis';
 
 let redis: RedisServer;

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { startRedis, tsxLoaderUrl } from '@streamgate/testkit';
 import { IoredisReaderRedis } from '../../apps/relay/src/redis/IoredisReaderRedis.js';
 import { RedisBatchReader } from '../../apps/relay/src/redis/RedisBatchReader.js';
-import { systemTimerClock } from '../../apps/relay/src/redis/TimerClock.js';
+import { systemClock } from '@streamgate/protocol';
 import { cpuSeconds } from './procStats.js';
 
 // `node --conditions=streamgate-source --import tsx test/bench/readerBench.ts [streams] [events/s] [seconds]`:
@@ -48,7 +48,7 @@ if (process.env.READER_BENCH_WRITER === '1') {
       blockMs: 5_000,
       count: 1_000,
     }),
-    clock: systemTimerClock,
+    clock: systemClock,
     onEntries: (_stream, e) => {
       entries += e.length;
       // The writer's XADD * ids carry Redis's clock in ms: the delay from write to read, to 1 ms.

@@ -1,5 +1,5 @@
 import { writeHeapSnapshot } from 'node:v8';
-import { systemClock } from '../../apps/relay/src/Clock.js';
+import { systemClock } from '@streamgate/protocol';
 import { Session } from '../../apps/relay/src/Session.js';
 import type { Connection } from '../../apps/relay/src/core/Connection.js';
 import { SessionHarness } from '../../apps/relay/src/testing/SessionHarness.js';

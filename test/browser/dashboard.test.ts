@@ -1,17 +1,23 @@
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
-import { sha256Hex } from '@streamgate/auth';
-import { serveDashboard } from '@streamgate/dashboard/server';
-import type { DashboardServer } from '@streamgate/dashboard/server';
+import { describe, expect, it } from 'vitest';
 import { OPS_STALE_AFTER_MS } from '@streamgate/ops';
-import type { IngestChainStream, IngestSnapshot, OpsSnapshot, RelaySnapshot } from '@streamgate/ops';
-import { generateSigningKey } from '@streamgate/server';
-import { freePort, repoRoot, spawnAuth, spawnRelay, startChromium, startFaultProxy, startRedis, waitFor } from '@streamgate/testkit';
-import type { AppProcess, ChromiumBrowser, FaultProxy, RedisServer, RelayProcess } from '@streamgate/testkit';
-import { authSnapshot, ingestSnapshot, OpsSnapshotWriter, relaySnapshot } from '../support/opsSnapshots.js';
-import { cardOf, readDashboard, requireCard as card, saveDashboardScreenshot, untilDashboard } from '../support/readDashboard.js';
-import type { DashboardView } from '../support/readDashboard.js';
+import { waitFor } from '@streamgate/testkit';
+import { authSnapshot, relaySnapshot } from '../support/opsSnapshots.js';
+import { cardOf, readDashboard, requireCard as card } from '../support/readDashboard.js';
+import {
+  CREDENTIAL,
+  DRAIN_WINDOW_MS,
+  dashboard,
+  door,
+  pageErrors,
+  pageOf,
+  pageSockets,
+  redis,
+  screenshot,
+  untilPage,
+  useDashboardFixture,
+  writer,
+} from './dashboardFixture.js';
+import { HISTORY_S, chain, goLive, ingestState, liveSince, relayA, relayAState, relayB, relayBState, sessions } from './dashboardPods.js';
 
 // The operations dashboard (apps/dashboard), built and served by serveDashboard, in real headless
 // Chromium: its token from the real auth service's ops.token with the operator credential, the
@@ -21,175 +27,7 @@ import type { DashboardView } from '../support/readDashboard.js';
 // provider failover and a relay's exit after its drain, against another's death mid-drain,
 // asserting each from the page's DOM.
 
-const ISSUER = 'streamgate-dashboard-test';
-const AUDIENCE = 'streamgate-relay';
-const CREDENTIAL = `operator-${Math.random().toString(36).slice(2)}`;
-/** Faster than the apps' once a second: the page does not care, the test's wall time does. */
-const PUBLISH_EVERY_MS = 400;
-const DRAIN_WINDOW_MS = 6_000;
-const artifactsDir = join(repoRoot(), 'test', 'browser', 'artifacts');
-
-let redis: RedisServer | undefined;
-let auth: AppProcess | undefined;
-let relay: RelayProcess | undefined;
-/** Between the page and the relay, as a load balancer would be: the test cuts connections there. */
-let door: FaultProxy | undefined;
-/** WebSockets the page opened (to the relay, through the door). */
-let pageSockets = 0;
-let dashboard: DashboardServer | undefined;
-let browser: ChromiumBrowser | undefined;
-let writer: OpsSnapshotWriter | undefined;
-const pageErrors: string[] = [];
-const consoleErrors: string[] = [];
-
-/** Snapshots dated before this are the pods' past (HISTORY_S of it), written at once. */
-let liveSince = Number.POSITIVE_INFINITY;
-const HISTORY_S = 90;
-/** What the pretend pods report at each tick; the steps below change it. */
-const relayA = { connections: 120, subscriptions: 150, streamsWatched: 7, deliveriesPerSecond: 42.5, deliveriesTotal: 10_000 };
-const relayB: { connections: number; ready: boolean; drain: RelaySnapshot['drain'] } = { connections: 80, ready: true, drain: null };
-const sessions = [
-  { id: 'sim-0', symbols: 20, connected: true },
-  { id: 'sim-1', symbols: 12, connected: true },
-];
-const chain: IngestChainStream = {
-  stream: 'chain:31337:heads',
-  chain: 'anvil-31337',
-  state: 'active',
-  provider: 'alpha',
-  preferredProvider: 'alpha',
-  onPreferred: true,
-  head: 120,
-  lastWritten: 120,
-  failovers: 0,
-  gaps: 0,
-  reorgs: 1,
-};
-
-function ingestState(): IngestSnapshot {
-  return ingestSnapshot('ingest-0', {
-    leasesHeld: 3,
-    chains: [{ ...chain }],
-    venues: [
-      {
-        venue: 'sim',
-        sessions: sessions.map((session) => ({ ...session })),
-        wanted: 32,
-        coverage: { trades: 32, book: 20 },
-      },
-    ],
-  });
-}
-
-/** A slow swell, so the charts' minutes of history have a shape; 1 at liveSince, where it meets the live figures. */
-const swell = (at: number, periodS: number, amplitude: number) =>
-  1 + amplitude * Math.sin(((at - liveSince) / 1_000 / periodS) * 2 * Math.PI);
-
-function relayAState(at: number): OpsSnapshot {
-  relayA.deliveriesTotal += 17;
-  const live = at >= liveSince;
-  return relaySnapshot('relay-a', {
-    ...relayA,
-    connections: live ? relayA.connections : Math.round(relayA.connections * swell(at, 40, 0.25)),
-    deliveriesPerSecond: live ? relayA.deliveriesPerSecond : Math.round(relayA.deliveriesPerSecond * swell(at, 25, 0.3) * 10) / 10,
-    refusals: { token_expired: 3, rate_limited: 1 },
-    readModes: [{ target: '127.0.0.1:6379/0', mode: 'notify' }],
-  });
-}
-
-function relayBState(at: number): OpsSnapshot {
-  const live = at >= liveSince;
-  return relaySnapshot('relay-b', {
-    connections: live ? relayB.connections : Math.round(relayB.connections * swell(at, 40, -0.2)),
-    subscriptions: relayB.connections,
-    streamsWatched: 5,
-    deliveriesPerSecond: relayB.drain !== null ? 4 : live ? 17 : Math.round(17 * swell(at, 30, -0.35) * 10) / 10,
-    deliveriesTotal: 5_000,
-    readModes: [{ target: 'redis-b:6379/0', mode: 'batch' }],
-    ready: relayB.ready,
-    drain: relayB.drain,
-  });
-}
-
-/** Waits until the page shows what `check` wants; at the deadline fails with what it showed. */
-function untilPage(page: Page, what: string, timeoutMs: number, check: (view: DashboardView) => boolean): Promise<DashboardView> {
-  return untilDashboard(
-    page,
-    {
-      what,
-      timeoutMs,
-      intervalMs: 50,
-      context: () =>
-        `page errors: ${JSON.stringify(pageErrors)}\nconsole errors: ${JSON.stringify(consoleErrors)}\n` +
-        `writer failures: ${JSON.stringify(writer?.failures)}\n${relay?.service.output() ?? ''}\n${auth?.service.output() ?? ''}`,
-    },
-    check,
-  );
-}
-
-const screenshot = (page: Page, name: string): Promise<string> => saveDashboardScreenshot(page, artifactsDir, name);
-
-function pageOf(): Page {
-  if (browser === undefined || dashboard === undefined || writer === undefined) throw new Error('beforeAll did not finish');
-  return browser.page;
-}
-
-beforeAll(async () => {
-  redis = await startRedis();
-  const key = await generateSigningKey('ES256', 'dashboard-test-key');
-  // The page's origin must be known to auth's CORS before the page is served.
-  const dashboardPort = await freePort();
-  auth = await spawnAuth({
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    redisUrl: redis.url,
-    signingKeys: JSON.stringify([key]),
-    env: {
-      NODE_ENV: 'test',
-      AUTH_OPS_REDIS_URL: redis.url,
-      AUTH_OPERATOR_CREDENTIAL_SHA256: sha256Hex(CREDENTIAL),
-      AUTH_CORS_ORIGINS: `http://127.0.0.1:${dashboardPort}`,
-      AUTH_POD_NAME: 'auth-real',
-    },
-  });
-  // The real relay and auth publish their own snapshots beside the pretend pods'.
-  relay = await spawnRelay({
-    name: 'relay-real',
-    authUrl: auth.httpUrl,
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    redisAllowlist: redis.url,
-    env: { RELAY_OPS_REDIS_URL: redis.url },
-  });
-  const relayHttp = relay.httpUrl;
-  await waitFor(async () => (await fetch(`${relayHttp}/readyz`)).status === 200, {
-    timeoutMs: 20_000,
-    message: 'the relay never became ready',
-  });
-  door = await startFaultProxy({ httpUrl: relay.httpUrl, wsUrl: relay.url });
-  dashboard = await serveDashboard({ port: dashboardPort, config: { authUrl: auth.httpUrl, relayUrl: door.wsUrl } });
-  browser = await startChromium({ viewport: { width: 1400, height: 900 } });
-  browser.page.on('pageerror', (error) => pageErrors.push(error.message));
-  browser.page.on('websocket', () => pageSockets++);
-  browser.page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(message.text());
-  });
-  writer = new OpsSnapshotWriter(redis.client(), { intervalMs: PUBLISH_EVERY_MS });
-}, 60_000);
-
-afterEach(async ({ task }) => {
-  if (task.result?.state === 'fail' && browser !== undefined) await screenshot(browser.page, 'dashboard-failed.png');
-});
-
-afterAll(async () => {
-  await writer?.stopAll();
-  await browser?.close();
-  await dashboard?.close();
-  await door?.close();
-  await relay?.service.stop();
-  await auth?.service.stop();
-  await redis?.stop();
-});
+useDashboardFixture();
 
 // The steps run in order on one page, as an operator would watch one fleet.
 describe('the operations dashboard in headless Chromium', () => {
@@ -215,7 +53,7 @@ describe('the operations dashboard in headless Chromium', () => {
 
   it('shows both relays, the auth service and the ingest worker with their figures, and charts them', async () => {
     const page = pageOf();
-    liveSince = Date.now();
+    goLive();
     await writer?.start('relay-a', relayAState, { past: HISTORY_S });
     await writer?.start('relay-b', relayBState, { past: HISTORY_S });
     await writer?.start('auth-0', () =>

@@ -12,10 +12,10 @@ import type { ChromiumBrowser } from '@streamgate/testkit';
 import { binomialTolerance } from '../support/binomialTolerance.js';
 import { cardOf, readDashboard, requireCard as card, saveDashboardScreenshot, untilDashboard } from '../support/readDashboard.js';
 import type { DashboardView } from '../support/readDashboard.js';
-import { FULL_FLEET_VENUE, startFullFleet } from '../support/startFullFleet.js';
-import type { FullFleet } from '../support/startFullFleet.js';
+import { FULL_FLEET_VENUE, startFullFleet } from '@streamgate/fleet';
+import type { FullFleet } from '@streamgate/fleet';
 
-// The operations dashboard on the real system: the full fleet (test/support/startFullFleet.ts:
+// The operations dashboard on the real system: the full fleet (packages/fleet/src/startFullFleet.ts:
 // two relays behind a front door, auth with an operator credential, anvil behind the fault
 // proxies `primary` and `secondary`, an ingest worker on the chain and the simulated venue,
 // viewers), every app publishing its own snapshots, the page served by serveDashboard and read

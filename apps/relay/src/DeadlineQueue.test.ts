@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeadlineQueue } from './DeadlineQueue.js';
 import type { DeadlineOwner } from './DeadlineQueue.js';
-import { ManualClock } from './testing/ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 
 const START = Date.UTC(2026, 0, 1);
 
@@ -20,9 +20,9 @@ describe('DeadlineQueue', () => {
     queue.add(START + 200, recorder(clock, 'b', log), 0);
     queue.add(START + 200, recorder(clock, 'b2', log), 1);
     expect(clock.pending).toBe(1);
-    clock.advance(199);
+    clock.advanceSync(199);
     expect(log).toEqual(['a:1@100']);
-    clock.advance(200);
+    clock.advanceSync(200);
     expect(log).toEqual(['a:1@100', 'b:0@200', 'b2:1@200', 'c:0@300']);
     expect(queue.size).toBe(0);
     expect(clock.pending).toBe(0);
@@ -38,7 +38,7 @@ describe('DeadlineQueue', () => {
     // their times, and one of them twice: the heap stays ordered and the odd ones all fire.
     for (let i = 0; i < 50; i += 2) queue.cancel(deadlines[(i * 13) % 50] as (typeof deadlines)[number]);
     queue.cancel(deadlines[0] as (typeof deadlines)[number]);
-    clock.advance(1_000);
+    clock.advanceSync(1_000);
     const expected = owners
       .map((_, i) => ({ i, at: 10 * ((i * 7) % 50) }))
       .filter(({ i }) => i % 2 === 1)
@@ -52,7 +52,7 @@ describe('DeadlineQueue', () => {
     queue.cancel(lone);
     queue.cancel(lone);
     expect(clock.pending).toBe(0);
-    clock.advance(10_000);
+    clock.advanceSync(10_000);
     expect(log).toHaveLength(25);
   });
 
@@ -69,7 +69,7 @@ describe('DeadlineQueue', () => {
       },
     };
     queue.add(START + 20, chain, 0);
-    clock.advance(2_000);
+    clock.advanceSync(2_000);
     expect(log).toEqual(['early:0@10', 'chain@20', 'now:0@20', 'late:0@1000']);
   });
 
@@ -87,8 +87,8 @@ describe('DeadlineQueue', () => {
       0,
     );
     queue.add(START + 20, recorder(clock, 'next', log), 0);
-    expect(() => clock.advance(15)).toThrow('owner bug');
-    clock.advance(10);
+    expect(() => clock.advanceSync(15)).toThrow('owner bug');
+    clock.advanceSync(10);
     expect(log).toEqual(['next:0@20']);
   });
 
@@ -98,9 +98,9 @@ describe('DeadlineQueue', () => {
     const log: string[] = [];
     const at = START + 40 * 86_400_000;
     queue.add(at, recorder(clock, 'far', log), 0);
-    clock.advanceTo(at - 1);
+    clock.advanceToSync(at - 1);
     expect(log).toEqual([]);
-    clock.advance(1);
+    clock.advanceSync(1);
     expect(log).toEqual([`far:0@${40 * 86_400_000}`]);
   });
 

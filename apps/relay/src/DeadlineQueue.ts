@@ -1,4 +1,4 @@
-import type { Clock } from './Clock.js';
+import type { Clock } from '@streamgate/protocol';
 
 /** What a deadline calls when it falls due; `kind` tells an owner's deadlines apart. */
 export interface DeadlineOwner {

@@ -1,43 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Drainer } from './Drainer.js';
-import type { DrainClock, DrainOutcome } from './Drainer.js';
-
-/** A clock that moves only when told, firing due timers in order. */
-class ManualClock implements DrainClock {
-  #now = 0;
-  #next = 0;
-  readonly #timers = new Map<number, { at: number; fn: () => void }>();
-
-  now(): number {
-    return this.#now;
-  }
-
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = ++this.#next;
-    this.#timers.set(id, { at: this.#now + ms, fn });
-    return id;
-  }
-
-  clearTimeout(handle: unknown): void {
-    this.#timers.delete(handle as number);
-  }
-
-  get timerCount(): number {
-    return this.#timers.size;
-  }
-
-  advance(ms: number): void {
-    const end = this.#now + ms;
-    for (;;) {
-      const due = [...this.#timers].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (due === undefined) break;
-      this.#timers.delete(due[0]);
-      this.#now = due[1].at;
-      due[1].fn();
-    }
-    this.#now = end;
-  }
-}
+import type { Clock } from '@streamgate/protocol';
+import { ManualClock } from '@streamgate/protocol/testing';
+import type { DrainOutcome } from './Drainer.js';
 
 /** A target that closes itself when drained, as a socket does, and remembers when. */
 function fleet(drainer: Drainer<Target>, clock: ManualClock, n: number, startedAt = 0): Target[] {
@@ -78,14 +43,14 @@ describe('Drainer', () => {
     void drainer.start().then((o) => (outcome = o));
     expect(drainer.draining).toBe(true);
 
-    clock.advance(1_499);
+    clock.advanceSync(1_499);
     expect(targets.map((t) => t.drainedAt)).toEqual([500, null, null]);
-    clock.advance(2_000);
+    clock.advanceSync(2_000);
     expect(targets.map((t) => t.drainedAt)).toEqual([500, 2_500, 1_500]);
     await Promise.resolve();
     expect(outcome).toBe('drained');
     expect(drainer.outcome).toBe('drained');
-    expect(clock.timerCount).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 
   it('forgets connections that close on their own, and drains at once when none is open', async () => {
@@ -98,7 +63,7 @@ describe('Drainer', () => {
     drainer.untrack(b);
     expect(await done).toBe('drained');
     expect(a.drainedAt).toBeNull();
-    expect(clock.timerCount).toBe(0);
+    expect(clock.pending).toBe(0);
 
     const empty = new Drainer<Target>({ windowMs: 1_000, fastWindowMs: 100, deadlineMs: 2_000, clock });
     expect(await empty.start()).toBe('drained');
@@ -121,14 +86,14 @@ describe('Drainer', () => {
     let outcome: DrainOutcome | undefined;
     void drainer.start().then((o) => (outcome = o));
     expect(drainer.outcome).toBeNull();
-    clock.advance(3_000);
+    clock.advanceSync(3_000);
     await Promise.resolve();
     // The stuck one was sent away at its own time (1 s); the other one, due at 9.5 s, at the deadline.
     expect(stuck.drainedAt).toBe(1_000);
     expect(early?.drainedAt).toBe(3_000);
     expect(outcome).toBe('deadline');
     expect(drainer.outcome).toBe('deadline');
-    expect(clock.timerCount).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 
   it('hurry() redraws remaining delays over the fast window, never postponing one', () => {
@@ -144,15 +109,15 @@ describe('Drainer', () => {
       random: sequence([0.5, 0.125, 0.25, 0.125, 0.25, 0.875, 0.875, 0.5, 0.5, 0.5]),
     });
     const targets = fleet(drainer, clock, 3, 50);
-    clock.advance(50);
+    clock.advanceSync(50);
     expect(drainer.schedule).toBeNull();
     void drainer.start();
     expect(drainer.schedule).toEqual({ startedAt: 50, windowMs: 12_000, connectionsAtStart: 3 });
-    clock.advance(100);
+    clock.advanceSync(100);
     drainer.hurry();
     // The schedule shown is the one now followed: the fast window from the hurry, over those still open.
     expect(drainer.schedule).toEqual({ startedAt: 150, windowMs: 3_000, connectionsAtStart: 3 });
-    clock.advance(3_000);
+    clock.advanceSync(3_000);
     // 9 s became 150 + 500 ms and 5 s became 150 + 2.5 s; the one due at 550 ms kept its own time.
     expect(targets.map((t) => t.drainedAt)).toEqual([650, 550, 2_650]);
   });
@@ -161,10 +126,12 @@ describe('Drainer', () => {
     // Timers that fire only when told, at whatever time the test says: a busy event loop.
     let now = 0;
     const timers: Array<{ fn: () => void; at: number }> = [];
-    const clock: DrainClock = {
+    const clock: Clock = {
       now: () => now,
-      setTimeout: (fn, ms) => timers.push({ fn, at: now + ms }),
-      clearTimeout: () => undefined,
+      after: (ms, fn) => {
+        timers.push({ fn, at: now + ms });
+        return () => undefined;
+      },
     };
     // Three slots of 1 s dealt 0, 2, 1 (0.5, 0.5), mid-slot: due at 0.5 s, 1.5 s, 2.5 s; deadline 4 s.
     const drainer = new Drainer<Target>({ windowMs: 3_000, fastWindowMs: 10, deadlineMs: 4_000, clock, random: sequence([0.5]) });
@@ -190,7 +157,7 @@ describe('Drainer', () => {
     fleet(drainer, clock, 2);
     drainer.hurry();
     expect(drainer.draining).toBe(false);
-    expect(clock.timerCount).toBe(0);
+    expect(clock.pending).toBe(0);
   });
 
   it('draws from Math.random by default: exactly one connection per slot, in an order that is not the order of arrival', async () => {
@@ -198,7 +165,7 @@ describe('Drainer', () => {
     const drainer = new Drainer<Target>({ windowMs: 1_000, fastWindowMs: 10, deadlineMs: 2_000, clock });
     const targets = fleet(drainer, clock, 200);
     const done = drainer.start();
-    clock.advance(1_000);
+    clock.advanceSync(1_000);
     expect(await done).toBe('drained');
     const times = targets.map((t) => t.drainedAt ?? Number.NaN);
     // 200 slots of 5 ms: the k-th notice falls in the k-th slot.

@@ -1,21 +1,11 @@
+import { systemClock } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
+
 /** A connection the drainer can send away: it gets its reconnect notice and is closed. */
 export interface DrainTarget {
   /** `sinceDrainMs`: time from the start of the drain to now. */
   drain(sinceDrainMs: number): void;
 }
-
-/** Timers and time, injectable so that schedules can be tested without waiting. */
-export interface DrainClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: DrainClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export interface DrainerOptions {
   /**
@@ -29,7 +19,8 @@ export interface DrainerOptions {
   readonly deadlineMs: number;
   /** Uniform in [0, 1), like Math.random. */
   readonly random?: () => number;
-  readonly clock?: DrainClock;
+  /** Injected so that schedules can be tested without waiting. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -56,7 +47,7 @@ export type DrainOutcome = 'drained' | 'deadline';
 
 interface Pending {
   dueAt: number;
-  handle: unknown;
+  cancel: () => void;
 }
 
 /**
@@ -72,14 +63,14 @@ interface Pending {
 export class Drainer<T extends DrainTarget> {
   readonly #options: DrainerOptions;
   readonly #random: () => number;
-  readonly #clock: DrainClock;
+  readonly #clock: Clock;
   readonly #open = new Set<T>();
   readonly #pending = new Map<T, Pending>();
   #startedAt: number | null = null;
   #inForce: DrainSchedule | null = null;
   #hurried = false;
   #outcome: DrainOutcome | null = null;
-  #deadline: unknown = null;
+  #cancelDeadline: (() => void) | null = null;
   #finish: ((outcome: DrainOutcome) => void) | null = null;
   /** How late each notice sent on its timer went out, in ms: what a busy event loop cost the schedule. */
   readonly #lateness: number[] = [];
@@ -134,7 +125,7 @@ export class Drainer<T extends DrainTarget> {
     this.#open.delete(target);
     const pending = this.#pending.get(target);
     if (pending !== undefined) {
-      this.#clock.clearTimeout(pending.handle);
+      pending.cancel();
       this.#pending.delete(target);
     }
     this.#settleIfEmpty();
@@ -150,12 +141,12 @@ export class Drainer<T extends DrainTarget> {
     const delays = this.#spread(this.#open.size, this.#options.windowMs);
     let k = 0;
     for (const target of this.#open) this.#schedule(target, startedAt + (delays[k++] ?? 0));
-    this.#deadline = this.#clock.setTimeout(() => {
-      this.#deadline = null;
+    this.#cancelDeadline = this.#clock.after(this.#options.deadlineMs, () => {
+      this.#cancelDeadline = null;
       for (const target of [...this.#pending.keys()]) this.#fire(target);
       // Targets whose close has not been reported yet must not hold the process past its deadline.
       this.#settle('deadline');
-    }, this.#options.deadlineMs);
+    });
     this.#settleIfEmpty();
     return this.#done;
   }
@@ -179,7 +170,7 @@ export class Drainer<T extends DrainTarget> {
     for (const [k, [target, pending]] of pendings.entries()) {
       const delay = delays[k] ?? 0;
       if (now + delay < pending.dueAt) {
-        this.#clock.clearTimeout(pending.handle);
+        pending.cancel();
         this.#schedule(target, now + delay);
       }
     }
@@ -200,16 +191,16 @@ export class Drainer<T extends DrainTarget> {
 
   /** Due times are absolute: scheduling thousands of timers takes a while, which must not push the later ones back. */
   #schedule(target: T, dueAt: number): void {
-    const handle = this.#clock.setTimeout(() => this.#fire(target), Math.max(0, dueAt - this.#clock.now()));
-    this.#pending.set(target, { dueAt, handle });
+    const cancel = this.#clock.after(Math.max(0, dueAt - this.#clock.now()), () => this.#fire(target));
+    this.#pending.set(target, { dueAt, cancel });
   }
 
   #fire(target: T): void {
     const pending = this.#pending.get(target);
     if (pending !== undefined) {
-      this.#clock.clearTimeout(pending.handle);
+      pending.cancel();
       // Sent at the deadline, a notice is early, not late.
-      if (this.#deadline !== null) this.#lateness.push(Math.max(0, this.#clock.now() - pending.dueAt));
+      if (this.#cancelDeadline !== null) this.#lateness.push(Math.max(0, this.#clock.now() - pending.dueAt));
     }
     this.#pending.delete(target);
     target.drain(Math.max(0, Math.round(this.#clock.now() - (this.#startedAt ?? this.#clock.now()))));
@@ -224,9 +215,9 @@ export class Drainer<T extends DrainTarget> {
     if (finish === null) return;
     this.#finish = null;
     this.#outcome = outcome;
-    if (this.#deadline !== null) this.#clock.clearTimeout(this.#deadline);
-    this.#deadline = null;
-    for (const pending of this.#pending.values()) this.#clock.clearTimeout(pending.handle);
+    this.#cancelDeadline?.();
+    this.#cancelDeadline = null;
+    for (const pending of this.#pending.values()) pending.cancel();
     this.#pending.clear();
     finish(outcome);
   }

@@ -187,13 +187,17 @@ export class RelayMetrics {
    * error frame codes as sent, and `close:<CloseCode name>` for connections the relay closed.
    */
   readonly refusals = new RefusalTally();
-  /** streamgate_relay_deliveries_total, readable synchronously. */
-  deliveriesTotal = 0;
+  #deliveriesTotal = 0;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Both causes show from the start, at 0: an alert on a rise needs the series to exist.
     for (const cause of STREAM_RESET_CAUSES) this.redisStreamResets.inc({ cause }, 0);
+  }
+
+  /** streamgate_relay_deliveries_total, readable synchronously. */
+  get deliveriesTotal(): number {
+    return this.#deliveriesTotal;
   }
 
   /** An error frame sent to a client (token refusals included: they are also in authFailures). */
@@ -228,7 +232,7 @@ export class RelayMetrics {
   readonly hub: HubMetrics = {
     delivered: (count, path) => {
       this.deliveries.inc({ path }, count);
-      this.deliveriesTotal += count;
+      this.#deliveriesTotal += count;
     },
     malformedEntry: () => this.malformedEntries.inc(),
     catchUpPage: () => this.catchUpPages.inc(),

@@ -41,7 +41,7 @@ describe('Session refresh timing', () => {
       message: 'not all 1,000 subscriptions went live',
     });
 
-    h.clock.advanceTo(exp * 1000 - 1);
+    h.clock.advanceToSync(exp * 1000 - 1);
     const times = [
       ...refreshTimes(
         h,
@@ -69,13 +69,13 @@ describe('Session refresh timing', () => {
     const { conn, session } = h.open();
     sendFrame(session, { op: 'subscribe', sid: 'late', token: await h.tokens.sign({ stream: 'late', iat, exp }) });
     await waitFor(() => conn.framesOf('live').length === 1, { timeoutMs: 5_000, message: 'never live' });
-    h.clock.advanceTo((exp - 30) * 1000);
+    h.clock.advanceToSync((exp - 30) * 1000);
     expect(refreshTimes(h, [conn]).get('late')).toBe((iat + 500 + 35) * 1000);
 
     const iat2 = iat + 560;
     sendFrame(session, { op: 'refresh', sid: 'late', token: await h.tokens.sign({ stream: 'late', iat: iat2, exp: iat2 + 600 }) });
     await waitFor(() => conn.framesOf('refreshed').length === 1, { timeoutMs: 5_000, message: 'never refreshed' });
-    h.clock.advanceTo((iat2 + 600) * 1000 - 1);
+    h.clock.advanceToSync((iat2 + 600) * 1000 - 1);
     const second = conn
       .records()
       .map((f, i) => ({ f, t: conn.times[i] }))

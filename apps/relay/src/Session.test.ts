@@ -46,7 +46,7 @@ describe('Session', () => {
     await next(s.conn, 'live', 's1');
     expect(s.conn.ops().slice(1, 3)).toEqual(['subscribed', 'live']);
     expect(s.conn.frames[1]).toMatchObject({ sid: 's1', stream: 'orders', recovery: 'fresh' });
-    h.clock.advance(5);
+    h.clock.advanceSync(5);
     const ids = [h.source.appendData('orders', { n: 1 }), h.source.appendData('orders', { n: 2 })];
     await waitFor(() => s.conn.framesOf('event').length === 2, { timeoutMs: 5_000, message: 'events never arrived' });
     expect(s.conn.framesOf('event').map((e) => [e.id, e.data])).toEqual([
@@ -60,7 +60,7 @@ describe('Session', () => {
     const h = await SessionHarness.create();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      h.clock.advance(1);
+      h.clock.advanceSync(1);
       ids.push(h.source.appendData('prices', { i }));
     }
     const { conn, session } = h.open();
@@ -177,7 +177,7 @@ describe('Session', () => {
     expect(await metric(h, 'streamgate_relay_token_refreshes_total', 'outcome="refused"')).toBe(3);
     expect(await metric(h, 'streamgate_relay_token_refreshes_total', 'outcome="ok"')).toBe(1);
     // The old expiry no longer applies: the subscription outlives it.
-    h.clock.advance(200_000);
+    h.clock.advanceSync(200_000);
     expect(conn.framesOf('unsubscribed')).toEqual([]);
   });
 
@@ -199,10 +199,10 @@ describe('Session', () => {
     const nowS = Math.floor(h.clock.now() / 1000);
     send(session, { op: 'subscribe', sid: 'e', token: await h.tokens.sign({ stream: 'e', iat: nowS, exp: nowS + 300 }) });
     await next(conn, 'live', 'e');
-    h.clock.advanceTo((nowS + 300) * 1000 - 1);
+    h.clock.advanceToSync((nowS + 300) * 1000 - 1);
     expect(conn.framesOf('refresh_token')).toEqual([{ op: 'refresh_token', sid: 'e', exp: nowS + 300 }]);
     expect(conn.framesOf('unsubscribed')).toEqual([]);
-    h.clock.advance(1);
+    h.clock.advanceSync(1);
     expect(conn.frames.at(-1)).toEqual({ op: 'unsubscribed', sid: 'e', reason: 'token_expired' });
     expect(await metric(h, 'streamgate_relay_token_refreshes_total', 'outcome="expired"')).toBe(1);
     expect(h.clock.pending).toBe(0);
@@ -215,9 +215,9 @@ describe('Session', () => {
     const exp = nowS + 40 * 86_400;
     send(session, { op: 'subscribe', sid: 'long', token: await h.tokens.sign({ stream: 'long', iat: nowS, exp }) });
     await next(conn, 'live', 'long');
-    h.clock.advance(30 * 86_400_000);
+    h.clock.advanceSync(30 * 86_400_000);
     expect(conn.framesOf('unsubscribed')).toEqual([]);
-    h.clock.advanceTo(exp * 1000);
+    h.clock.advanceToSync(exp * 1000);
     expect(conn.framesOf('refresh_token')).toHaveLength(1);
     expect(conn.frames.at(-1)).toEqual({ op: 'unsubscribed', sid: 'long', reason: 'token_expired' });
   });
@@ -348,10 +348,10 @@ describe('Session', () => {
     const nowS = Math.floor(h.clock.now() / 1000);
     send(session, { op: 'subscribe', sid: 'k', token: await h.tokens.sign({ stream: 'k', iat: nowS, exp: nowS + 120 }) });
     await next(conn, 'live', 'k');
-    h.clock.advanceTo((nowS + 120 + 30) * 1000 - 1);
+    h.clock.advanceToSync((nowS + 120 + 30) * 1000 - 1);
     expect(conn.framesOf('refresh_token').map((f) => f.sid)).toEqual(['k']);
     expect(conn.framesOf('unsubscribed')).toEqual([]);
-    h.clock.advance(1);
+    h.clock.advanceSync(1);
     expect(conn.frames.at(-1)).toEqual({ op: 'unsubscribed', sid: 'k', reason: 'token_expired' });
   });
 

@@ -20,13 +20,13 @@ import type { Verifier } from './revocation/RevokingVerifier.js';
 import { RevocationList } from './revocation/RevocationList.js';
 import type { RevocationRecord } from '@streamgate/protocol';
 import type { RelayMetrics } from './RelayMetrics.js';
-import { systemClock } from './Clock.js';
+import { systemClock } from '@streamgate/protocol';
 import { ProtocolViolationGuard } from './limits/ProtocolViolationGuard.js';
 import { rawNumberMember } from './rawNumberMember.js';
 import { DeadlineQueue } from './DeadlineQueue.js';
 import { TokenTimers } from './TokenTimers.js';
 import type { TokenEvents, TokenTimersOptions } from './TokenTimers.js';
-import type { Clock } from './Clock.js';
+import type { Clock } from '@streamgate/protocol';
 
 export interface SessionDeps {
   readonly verifier: Verifier;

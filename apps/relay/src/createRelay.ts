@@ -19,7 +19,7 @@ import { startRelayOpsPublisher } from './ops/startRelayOpsPublisher.js';
 import type { RelayReadModeState } from './ops/RelaySnapshotCollector.js';
 import type { RedisStreamSource } from './redis/RedisStreamSource.js';
 import { openTargetSource } from './openTargetSource.js';
-import { systemClock } from './Clock.js';
+import { systemClock } from '@streamgate/protocol';
 import { LivenessSweep } from './liveness/LivenessSweep.js';
 import { RevocationList } from './revocation/RevocationList.js';
 import { RevokingVerifier } from './revocation/RevokingVerifier.js';

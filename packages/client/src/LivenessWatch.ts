@@ -1,4 +1,4 @@
-import type { ClientClock } from './Clock.js';
+import type { Clock } from '@streamgate/protocol';
 
 /** The relay's ping interval until its `welcome` names one (docs/protocol.md §8). */
 export const DEFAULT_PING_INTERVAL_MS = 25_000;
@@ -11,14 +11,14 @@ export const DEFAULT_LIVENESS_GRACE_MS = 10_000;
  * read, not a timer re-arm: the single timer checks the last moment heard when it fires.
  */
 export class LivenessWatch {
-  readonly #clock: ClientClock;
+  readonly #clock: Clock;
   readonly #graceMs: number;
   readonly #onSilent: () => void;
   #intervalMs = DEFAULT_PING_INTERVAL_MS;
   #lastHeard: number;
   #cancel: (() => void) | undefined;
 
-  constructor(clock: ClientClock, graceMs: number, onSilent: () => void) {
+  constructor(clock: Clock, graceMs: number, onSilent: () => void) {
     this.#clock = clock;
     this.#graceMs = graceMs;
     this.#onSilent = onSilent;

@@ -1,7 +1,7 @@
 import { backoffDelay, CloseCode, reconnectAdvice } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, ServerFrame } from '@streamgate/protocol';
 import type { ResolvedBackoff } from './backoff.js';
-import type { ClientClock } from './Clock.js';
+import type { Clock } from '@streamgate/protocol';
 import { LivenessWatch } from './LivenessWatch.js';
 import { RelaySocket } from './RelaySocket.js';
 import type { RelayLogger } from './logger.js';
@@ -31,7 +31,7 @@ export interface ReconnectingSocketOptions {
   logger: RelayLogger;
   healthyAfterMs: number;
   /** Liveness deadlines (LivenessWatch). */
-  clock: ClientClock;
+  clock: Clock;
   /** How long past the relay's ping interval a silent socket is kept before it is given up. */
   livenessGraceMs: number;
   events: ReconnectingSocketEvents;

@@ -4,7 +4,7 @@ import { expSoon, scriptedFixtures, STREAM, tokenFor, waitForValue } from '@stre
 import type { Tick } from '@streamgate/testkit/client';
 import { RelayClient } from './RelayClient.js';
 import type { SubscriptionError } from './types.js';
-import { FakeClientClock } from './testing/FakeClientClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 
 const { relay, client } = scriptedFixtures(RelayClient);
 
@@ -21,7 +21,7 @@ describe('RelayClient liveness and request deadlines', () => {
   it('gives up a socket that heard nothing for the ping interval plus the grace and resumes on the next URL', async () => {
     const a = await relay();
     const b = await relay();
-    const clock = new FakeClientClock(Date.now());
+    const clock = new ManualClock(Date.now());
     const c = client([a.url, b.url], { clock, livenessGraceMs: 500 });
     const seen: number[] = [];
     const sub = c.subscribe({ getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)), onEvent: (data) => seen.push(data.n) });
@@ -31,10 +31,10 @@ describe('RelayClient liveness and request deadlines', () => {
     a.send(0, { op: 'event', stream: STREAM, id: '1-0', data: { n: 1 } });
     await waitForValue('one event', () => seen.length === 1);
     // Still within the bound: the socket stays.
-    clock.advance(1499);
+    clock.advanceSync(1499);
     expect(b.sockets).toHaveLength(0);
     // a goes silent without closing; once 1000 + 500 ms pass the client leaves for b.
-    clock.advance(1);
+    clock.advanceSync(1);
     const again = await waitForValue('subscribe on b', () => b.frames('subscribe', 0)[0]);
     expect(again.from).toBe('1-0');
     const closeCode = await waitForValue('a sees the close', () => a.closes[0]);
@@ -48,7 +48,7 @@ describe('RelayClient liveness and request deadlines', () => {
 
   it('sends an unanswered subscribe again, withdrawing the first', async () => {
     const r = await relay();
-    const clock = new FakeClientClock(Date.now());
+    const clock = new ManualClock(Date.now());
     const errors: SubscriptionError[] = [];
     const sub = client([r.url], { clock, requestTimeoutMs: 2000 }).subscribe({
       getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
@@ -56,9 +56,9 @@ describe('RelayClient liveness and request deadlines', () => {
       onError: (e) => errors.push(e),
     });
     const first = await waitForValue('first subscribe', () => r.frames('subscribe', 0)[0]);
-    clock.advance(1999);
+    clock.advanceSync(1999);
     expect(r.frames('subscribe', 0)).toHaveLength(1);
-    clock.advance(1);
+    clock.advanceSync(1);
     const withdrawn = await waitForValue('an unsubscribe of the first', () => r.frames('unsubscribe', 0)[0]);
     expect(withdrawn.sid).toBe(first.sid);
     expect(errors.map((e) => e.code)).toEqual(['request_timeout']);
@@ -67,13 +67,13 @@ describe('RelayClient liveness and request deadlines', () => {
     r.send(0, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'fresh', position: '0-0', exp: expSoon() });
     await waitForValue('live', () => sub.state === 'live');
     // Answered: the deadline is gone.
-    clock.advance(10_000);
+    clock.advanceSync(10_000);
     expect(r.frames('subscribe', 0)).toHaveLength(2);
   });
 
   it('sends an unanswered refresh again', async () => {
     const r = await relay();
-    const clock = new FakeClientClock(Date.now());
+    const clock = new ManualClock(Date.now());
     let minted = 0;
     const errors: SubscriptionError[] = [];
     client([r.url], { clock, requestTimeoutMs: 2000 }).subscribe({
@@ -85,12 +85,12 @@ describe('RelayClient liveness and request deadlines', () => {
     r.send(0, { op: 'subscribed', sid: sub.sid, stream: STREAM, recovery: 'fresh', position: '0-0', exp: expSoon() });
     r.send(0, { op: 'refresh_token', sid: sub.sid, exp: expSoon() });
     await waitForValue('a refresh', () => r.frames('refresh', 0)[0]);
-    clock.advance(2000);
+    clock.advanceSync(2000);
     await waitForValue('the refresh sent again', () => r.frames('refresh', 0)[1]);
     expect(errors.map((e) => e.code)).toEqual(['request_timeout']);
     r.send(0, { op: 'refreshed', sid: sub.sid, exp: expSoon() });
     await new Promise((resolve) => setImmediate(resolve));
-    clock.advance(10_000);
+    clock.advanceSync(10_000);
     expect(r.frames('refresh', 0)).toHaveLength(2);
   });
 });

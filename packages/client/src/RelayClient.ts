@@ -5,8 +5,8 @@ import { resolveBackoff } from './backoff.js';
 import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
 import { ReconnectingSocket } from './ReconnectingSocket.js';
 import type { ConnectionStatus } from './ReconnectingSocket.js';
-import { systemClientClock } from './Clock.js';
-import type { ClientClock } from './Clock.js';
+import { systemClock } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 import { DEFAULT_LIVENESS_GRACE_MS } from './LivenessWatch.js';
 import { consoleLogger } from './logger.js';
 import type { RelayLogger } from './logger.js';
@@ -41,7 +41,7 @@ export interface RelayClientOptions {
   livenessGraceMs?: number;
   requestTimeoutMs?: number;
   /** Timers for those deadlines; tests pass a fake one. */
-  clock?: ClientClock;
+  clock?: Clock;
 }
 
 /** How long a `subscribe` or `refresh` may go unanswered before it is sent again. */
@@ -67,7 +67,7 @@ export class RelayClient {
     this.#backoff = resolveBackoff(options.backoff);
     this.#logger = options.logger ?? consoleLogger;
     this.#onError = options.onError;
-    const clock = options.clock ?? systemClientClock;
+    const clock = options.clock ?? systemClock;
     this.#conn = new ReconnectingSocket({
       urls: [...options.urls],
       WebSocket: WebSocketImpl,

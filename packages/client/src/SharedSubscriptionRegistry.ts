@@ -1,17 +1,11 @@
 import { backoffDelay, compareStreamIds } from '@streamgate/protocol';
 import type { ClientFrame, RelayError, RelaySubscription, StreamName, SubscribeFrame } from '@streamgate/protocol';
 import type { ResolvedBackoff } from './backoff.js';
-import type { ClientClock } from './Clock.js';
+import type { RequestDeadline } from './RequestDeadline.js';
 import { SharedSubscription } from './SharedSubscription.js';
 import type { RefreshContext } from './StreamToken.js';
 import type { Subscriber } from './SubscriptionHandle.js';
 import type { SubscriptionError } from './types.js';
-
-/** How long a subscribe or refresh may go unanswered, and the clock that measures it. */
-export interface RequestDeadline {
-  readonly clock: ClientClock;
-  readonly timeoutMs: number;
-}
 
 export interface FrameSender {
   readonly isOpen: boolean;

@@ -3,7 +3,7 @@ import type { RefreshFrame, RelaySubscription, StreamName } from '@streamgate/pr
 import { RetryTimer } from './RetryTimer.js';
 import { checkToken, describeError, expiresSoon, TOKEN_RENEW_MARGIN_MS } from './tokens.js';
 import type { ClientError, SubscriptionError } from './types.js';
-import type { RequestDeadline } from './SharedSubscriptionRegistry.js';
+import type { RequestDeadline } from './RequestDeadline.js';
 
 /** Mints a token for the stream: the `getToken` of one of its open subscriptions. */
 export type TokenSource = () => Promise<unknown>;

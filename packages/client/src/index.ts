@@ -18,6 +18,7 @@ export type {
   SubscriptionState,
 } from './types.js';
 export type { WebSocketConstructor, WebSocketLike } from './webSocketLike.js';
-export type { ClientClock } from './Clock.js';
+// The client's name for the one `Clock` (`RelayClientOptions.clock`), kept for code that imports it.
+export type { Clock as ClientClock } from '@streamgate/protocol';
 export { DEFAULT_LIVENESS_GRACE_MS, DEFAULT_PING_INTERVAL_MS } from './LivenessWatch.js';
 export { DEFAULT_REQUEST_TIMEOUT_MS } from './RelayClient.js';

@@ -1,5 +1,3 @@
-export { sleepOn, systemClock } from './Clock.js';
-export type { Clock } from './Clock.js';
 export type { CoreLog } from './CoreLog.js';
 export { errorMessage, IngestFailure } from './IngestError.js';
 export type { IngestError, IngestErrorCode } from './IngestError.js';

@@ -15,3 +15,4 @@ export * from './streamId.js';
 export * from './streamName.js';
 export * from './tokenRefreshWindow.js';
 export * from './revocation.js';
+export * from './Clock.js';

@@ -7,7 +7,7 @@ import { askRedisNodeText } from './askRedisNode.js';
 import { clusterHealthProblem } from './clusterHealthProblem.js';
 import type { ClusterNodeReport } from './clusterHealthProblem.js';
 import { clusterKeySlot } from './clusterKeySlot.js';
-import { pickKeysOnEveryPrimary } from './clusterKeysOnEveryPrimary.js';
+import { pickKeysOnEveryPrimary } from './pickKeysOnEveryPrimary.js';
 import { clusterSlotOwners } from './clusterSlotOwners.js';
 import { assertRedisInstalled } from './launchRedisServer.js';
 import { parseClusterNodes } from './parseClusterNodes.js';

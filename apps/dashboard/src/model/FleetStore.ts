@@ -132,12 +132,12 @@ export class FleetStore {
   }
 
   /** For useSyncExternalStore. */
-  subscribe = (listener: () => void): (() => void) => {
+  readonly subscribe = (listener: () => void): (() => void) => {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   };
 
-  getView = (): FleetView => this.view();
+  readonly getView = (): FleetView => this.view();
 
   close(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);

@@ -1,5 +1,7 @@
-import { errorMessage, systemClock } from '@streamgate/ingest-core';
-import type { Clock, RunContext } from '@streamgate/ingest-core';
+import { errorMessage } from '@streamgate/ingest-core';
+import { systemClock } from '@streamgate/protocol';
+import type { RunContext } from '@streamgate/ingest-core';
+import type { Clock } from '@streamgate/protocol';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { Checkpoint, EvmRunEvents } from './evmEvents.js';
 import { BlockLogReader } from './BlockLogReader.js';

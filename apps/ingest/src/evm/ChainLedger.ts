@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Clock, RunContext, WriteEntry } from '@streamgate/ingest-core';
+import type { RunContext, WriteEntry } from '@streamgate/ingest-core';
+import type { Clock } from '@streamgate/protocol';
 import type { IngestEvent, IngestLogEvent } from '@streamgate/ingest-events';
 import type { ChainConfig, StreamSpec } from '../config.js';
 import type { BlockLogReader } from './BlockLogReader.js';

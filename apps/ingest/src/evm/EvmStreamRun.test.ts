@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunContext } from '@streamgate/ingest-core';
-import { ManualClock, MemoryStreamWriter } from '@streamgate/ingest-core/testing';
+import { MemoryStreamWriter } from '@streamgate/ingest-core/testing';
+import { ManualClock } from '@streamgate/protocol/testing';
 import { ingestEventSchema } from '@streamgate/ingest-events';
 import { chainSchema, streamSpecSchema } from '../config.js';
 import type { EvmRunEvents, FailoverState } from './evmEvents.js';
@@ -31,7 +32,7 @@ function recordingEvents() {
 }
 
 async function setup(chainOptions: Record<string, unknown> = {}, refused: readonly string[] = [], continuity = 'best_effort') {
-  const clock = new ManualClock();
+  const clock = new ManualClock(1_000_000);
   const chain = new FakeChain();
   const sockets = new FakeSockets();
   for (const provider of refused) sockets.refuse(provider);

@@ -1,5 +1,6 @@
-import { sleepOn, systemClock } from '@streamgate/ingest-core';
-import type { AdapterRun, Clock, RunContext, RunEnd } from '@streamgate/ingest-core';
+import { sleepOn, systemClock } from '@streamgate/protocol';
+import type { AdapterRun, RunContext, RunEnd } from '@streamgate/ingest-core';
+import type { Clock } from '@streamgate/protocol';
 import { backoffDelay } from '@streamgate/protocol';
 import { z } from 'zod';
 import type { ChainConfig, ProviderConfig, StreamSpec } from '../config.js';

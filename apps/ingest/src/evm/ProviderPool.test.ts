@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ManualClock } from '@streamgate/ingest-core/testing';
+import { ManualClock } from '@streamgate/protocol/testing';
 import { providerSchema } from '../config.js';
 import { ProviderPool } from './ProviderPool.js';
 import type { HttpCaller } from './ProviderPool.js';
@@ -40,7 +40,7 @@ const unreachable = (provider: string): RpcResult<unknown> => ({
 });
 
 function setup(cooldownMs = 5_000) {
-  const clock = new ManualClock();
+  const clock = new ManualClock(1_000_000);
   const http = new FakeHttp(clock);
   const errors: RpcError[] = [];
   const providers = [

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { systemClock } from '@streamgate/ingest-core';
-import type { Clock } from '@streamgate/ingest-core';
+import { systemClock } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 import type { ProviderConfig } from '../config.js';
 import { HttpRpcClient } from './HttpRpcClient.js';
 import type { ProviderReader } from './LogRangeFetcher.js';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { backoffDelay } from '@streamgate/protocol';
-import { sleepOn, systemClock } from '@streamgate/ingest-core';
-import type { Clock, RunContext, WriteBatch } from '@streamgate/ingest-core';
+import { sleepOn, systemClock } from '@streamgate/protocol';
+import type { RunContext, WriteBatch } from '@streamgate/ingest-core';
+import type { Clock } from '@streamgate/protocol';
 import type { EvmRunEvents } from './evmEvents.js';
 import { RunStop } from './RunStop.js';
 

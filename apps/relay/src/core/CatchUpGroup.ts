@@ -1,6 +1,6 @@
-import { compareStreamIds } from '@streamgate/protocol';
+import { compareStreamIds, sleepOn } from '@streamgate/protocol';
 import { CloseCode, relayError } from '@streamgate/protocol';
-import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
+import type { Clock, RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import type { HubSubscriber } from './HubSubscriber.js';
 import type { HubMetrics } from './HubMetrics.js';
 import type { StreamSource } from './StreamSource.js';
@@ -16,6 +16,8 @@ export interface CatchUpHost {
   readonly maxPendingCatchUpBytes: number;
   readonly stream: StreamName;
   readonly frames: StreamFrames;
+  /** Times the pause while every member is paced. */
+  readonly clock: Clock;
   /** Last id published live on this pod, read after every await. */
   liveCursor(): StreamId;
   /** Changes when the stream is recreated: a page read across a change is of the old one. */
@@ -64,7 +66,7 @@ export class CatchUpGroup {
     this.running = true;
     try {
       while (this.members.size > 0) {
-        if (!(await this.step())) await pause(PACING_POLL_MS);
+        if (!(await this.step())) await sleepOn(this.host.clock, PACING_POLL_MS);
       }
     } finally {
       this.running = false;
@@ -196,7 +198,3 @@ export class CatchUpGroup {
 
 /** How often a catch-up whose members are all paused looks at their sockets again. */
 const PACING_POLL_MS = 10;
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -1,5 +1,5 @@
 import { STREAM_START, compareStreamIds } from '@streamgate/protocol';
-import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
+import type { Clock, RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import { CatchUpGroup } from './CatchUpGroup.js';
 import { causeMessage } from './causeMessage.js';
 import type { CatchUpHost } from './CatchUpGroup.js';
@@ -20,6 +20,7 @@ export interface ChannelOptions {
   /** Entries with a larger `data` value are sent as `malformed` (oversizeEntry); default MAX_ENTRY_DATA_BYTES. */
   readonly maxEntryBytes?: number;
   readonly onEnd: (sub: HubSubscriber, error: RelayError) => void;
+  readonly clock: Clock;
 }
 
 /**
@@ -37,7 +38,7 @@ export class StreamChannel implements CatchUpHost {
   private stopped = false;
   private readonly waiting: HubSubscriber[] = [];
   private readonly catchUp: CatchUpGroup;
-  private lingerTimer: NodeJS.Timeout | null = null;
+  private cancelLingerTimer: (() => void) | null = null;
 
   constructor(
     readonly stream: StreamName,
@@ -70,6 +71,9 @@ export class StreamChannel implements CatchUpHost {
   get maxPendingCatchUpBytes(): number {
     return this.options.maxPendingCatchUpBytes;
   }
+  get clock(): Clock {
+    return this.options.clock;
+  }
   get topic(): string {
     return this.options.topic;
   }
@@ -91,18 +95,17 @@ export class StreamChannel implements CatchUpHost {
 
   /** Calls `expire` after `ms` unless a subscriber arrives first or the channel stops. */
   linger(ms: number, expire: () => void): void {
-    if (this.subscribers.size > 0 || this.lingerTimer !== null) return;
-    this.lingerTimer = setTimeout(() => {
-      this.lingerTimer = null;
+    if (this.subscribers.size > 0 || this.cancelLingerTimer !== null) return;
+    this.cancelLingerTimer = this.options.clock.after(ms, () => {
+      this.cancelLingerTimer = null;
       if (this.subscribers.size === 0) expire();
-    }, ms);
-    this.lingerTimer.unref();
+    });
   }
 
   private cancelLinger(): void {
-    if (this.lingerTimer === null) return;
-    clearTimeout(this.lingerTimer);
-    this.lingerTimer = null;
+    if (this.cancelLingerTimer === null) return;
+    this.cancelLingerTimer();
+    this.cancelLingerTimer = null;
   }
 
   liveCursor(): StreamId {

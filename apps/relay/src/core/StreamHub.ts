@@ -1,5 +1,5 @@
-import { STREAM_START, relayError } from '@streamgate/protocol';
-import type { RelayError, StreamId, StreamName } from '@streamgate/protocol';
+import { STREAM_START, relayError, systemClock } from '@streamgate/protocol';
+import type { Clock, RelayError, StreamId, StreamName } from '@streamgate/protocol';
 import type { Connection, TopicPublisher } from './Connection.js';
 import type { HubMetrics } from './HubMetrics.js';
 import { HubSubscriber } from './HubSubscriber.js';
@@ -25,6 +25,8 @@ export interface StreamHubOptions {
   readonly maxEntryBytes?: number;
   /** How long a stream stays watched after its last subscriber left: reconnect churn re-finds it warm. */
   readonly lingerMs: number;
+  /** The channels' linger and catch-up pacing timers; default systemClock. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -245,6 +247,7 @@ export class StreamHub {
         maxPendingCatchUpBytes: o.maxPendingCatchUpBytes,
         ...(o.maxEntryBytes === undefined ? {} : { maxEntryBytes: o.maxEntryBytes }),
         onEnd: this.endSubscriber,
+        clock: o.clock ?? systemClock,
       });
       this.channels.set(stream, channel);
     }

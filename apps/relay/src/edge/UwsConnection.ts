@@ -10,9 +10,18 @@ export interface SocketData {
  * any call on it then throws; `closed` guards every call.
  */
 export class UwsConnection implements Connection {
-  closed = false;
+  #closed = false;
 
   constructor(private readonly ws: WebSocket<SocketData>) {}
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** uWS ran the socket's close handler: every later call is a no-op. */
+  markClosed(): void {
+    this.#closed = true;
+  }
 
   send(frame: string): boolean {
     if (this.closed) return false;

@@ -94,7 +94,7 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
     close: (ws) => {
       const conn = ws.getUserData().conn;
       if (conn === null) return;
-      conn.closed = true;
+      conn.markClosed();
       handlers.get(conn)?.onClose();
       handlers.delete(conn);
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../testing/ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 import { LivenessSweep } from './LivenessSweep.js';
 
 function target() {
@@ -16,11 +16,11 @@ describe('LivenessSweep', () => {
     const sweep = new LivenessSweep({ clock, intervalMs: 1000, slots: 4 });
     const a = target();
     const member = sweep.add(a.handlers);
-    clock.advance(1000);
+    clock.advanceSync(1000);
     expect(a.state.pings).toBe(1);
     for (let round = 0; round < 5; round++) {
       member.heard();
-      clock.advance(1000);
+      clock.advanceSync(1000);
     }
     expect(a.state.pings).toBe(6);
     expect(a.state.timedOut).toBe(0);
@@ -36,18 +36,18 @@ describe('LivenessSweep', () => {
     sweep.add(quiet.handlers);
     const chattyMember = sweep.add(chatty.handlers);
     // The first ping falls within the first interval; the silent socket is closed one interval later.
-    clock.advance(1000);
+    clock.advanceSync(1000);
     expect(quiet.state.pings).toBe(1);
     expect(quiet.state.timedOut).toBe(0);
     chattyMember.heard();
-    clock.advance(1000);
+    clock.advanceSync(1000);
     expect(quiet.state.timedOut).toBe(1);
     expect(timeouts).toBe(1);
     expect(chatty.state.timedOut).toBe(0);
     expect(sweep.size).toBe(1);
     // Never pinged again once closed.
     chattyMember.heard();
-    clock.advance(1000);
+    clock.advanceSync(1000);
     expect(quiet.state.pings).toBe(1);
     sweep.close();
   });
@@ -58,9 +58,9 @@ describe('LivenessSweep', () => {
     const targets = Array.from({ length: 100 }, () => target());
     for (const t of targets) sweep.add(t.handlers);
     expect(clock.pending).toBe(1);
-    clock.advance(100);
+    clock.advanceSync(100);
     expect(targets.filter((t) => t.state.pings === 1)).toHaveLength(10);
-    clock.advance(900);
+    clock.advanceSync(900);
     expect(targets.every((t) => t.state.pings === 1)).toBe(true);
     expect(clock.pending).toBe(1);
     sweep.close();
@@ -72,12 +72,12 @@ describe('LivenessSweep', () => {
     const sweep = new LivenessSweep({ clock, intervalMs: 1000, slots: 2 });
     const member = sweep.add(target().handlers);
     sweep.remove(member);
-    clock.advance(1000);
+    clock.advanceSync(1000);
     expect(clock.pending).toBe(0);
     const b = target();
     sweep.add(b.handlers);
     expect(clock.pending).toBe(1);
-    clock.advance(1000);
+    clock.advanceSync(1000);
     expect(b.state.pings).toBe(1);
     sweep.close();
   });

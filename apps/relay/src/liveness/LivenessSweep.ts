@@ -1,4 +1,4 @@
-import type { Clock } from '../Clock.js';
+import type { Clock } from '@streamgate/protocol';
 
 /** What the sweep needs of one socket. */
 export interface LivenessTarget {
@@ -14,17 +14,42 @@ export interface LivenessTarget {
  */
 export class LivenessMember {
   /** A frame arrived since the last ping. */
-  heardSinceSweep = true;
+  #heardSinceSweep = true;
   /** A ping went out and its round is not over. */
-  awaiting = false;
-  /** Index of the slot holding this member; -1 once removed. */
-  slot = -1;
+  #awaiting = false;
+  #slot: number;
 
-  constructor(readonly target: LivenessTarget) {}
+  constructor(
+    readonly target: LivenessTarget,
+    slot: number,
+  ) {
+    this.#slot = slot;
+  }
 
   /** Any frame from the client, a `pong` or anything else, proves that it still reads. */
   heard(): void {
-    this.heardSinceSweep = true;
+    this.#heardSinceSweep = true;
+  }
+
+  /** Index of the slot holding this member; -1 once removed. */
+  get slot(): number {
+    return this.#slot;
+  }
+
+  /** A ping went out and nothing was heard since, for a whole round. */
+  get silent(): boolean {
+    return this.#awaiting && !this.#heardSinceSweep;
+  }
+
+  /** The sweep sent a ping: a new round starts. */
+  pinged(): void {
+    this.#heardSinceSweep = false;
+    this.#awaiting = true;
+  }
+
+  /** The sweep let it go. */
+  removed(): void {
+    this.#slot = -1;
   }
 }
 
@@ -66,9 +91,8 @@ export class LivenessSweep {
 
   /** Starts watching a socket; its first ping comes within one interval. */
   add(target: LivenessTarget): LivenessMember {
-    const member = new LivenessMember(target);
     // Round robin rather than the current slot: a burst of connections is pinged spread out too.
-    member.slot = this.nextSlot;
+    const member = new LivenessMember(target, this.nextSlot);
     this.nextSlot = (this.nextSlot + 1) % this.slots.length;
     this.slots[member.slot]?.add(member);
     if (this.cancel === null && !this.closed) this.arm();
@@ -78,7 +102,7 @@ export class LivenessSweep {
   remove(member: LivenessMember): void {
     if (member.slot < 0) return;
     this.slots[member.slot]?.delete(member);
-    member.slot = -1;
+    member.removed();
   }
 
   close(): void {
@@ -105,14 +129,13 @@ export class LivenessSweep {
   }
 
   private visit(member: LivenessMember): void {
-    if (member.awaiting && !member.heardSinceSweep) {
+    if (member.silent) {
       this.remove(member);
       this.options.onTimeout?.();
       member.target.timedOut();
       return;
     }
-    member.heardSinceSweep = false;
-    member.awaiting = true;
+    member.pinged();
     member.target.ping();
   }
 }

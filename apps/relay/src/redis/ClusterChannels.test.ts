@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { StreamName } from '@streamgate/protocol';
 import { ClusterChannels } from './ClusterChannels.js';
 import { FakeClusterPubSub } from './testing/FakeClusterPubSub.js';
-import { ManualClock, settle } from './testing/ManualClock.js';
+import { ManualClock, settle } from '@streamgate/protocol/testing';
 
 /** Three primaries: a serves slots 0–99, b 100–199, c 200–299. */
 function setup(options: { batchSize?: number } = {}) {

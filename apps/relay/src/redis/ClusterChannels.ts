@@ -2,11 +2,11 @@ import type { StreamName } from '@streamgate/protocol';
 import type { ClusterPubSub, NodeSubscriber } from './ClusterPubSub.js';
 import type { KeyspaceChannelHooks, KeyspaceChannels } from './KeyspaceChannels.js';
 import { SubscriptionSync } from './SubscriptionSync.js';
-import type { TimerClock } from './TimerClock.js';
+import type { Clock } from '@streamgate/protocol';
 
 export interface ClusterChannelsOptions extends KeyspaceChannelHooks {
   readonly pubsub: ClusterPubSub;
-  readonly clock: TimerClock;
+  readonly clock: Clock;
   /** Channels per SUBSCRIBE or UNSUBSCRIBE, per node. Default 500. */
   readonly batchSize?: number;
   /** Commands awaiting their confirmation at once, per node. Default 4. */

@@ -4,7 +4,7 @@ import { IncarnationTracker } from './IncarnationTracker.js';
 import type { KeySighting } from './IncarnationTracker.js';
 import type { StreamResetCause } from './StreamResetCause.js';
 import { waitFor } from '@streamgate/testkit';
-import { ManualClock } from './testing/ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 
 /** Sightings the test sets per key; the causes the tracker reports, in order. */
 function harness() {

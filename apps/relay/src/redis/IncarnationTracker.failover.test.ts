@@ -3,7 +3,7 @@ import { compareStreamIds } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { IncarnationTracker } from './IncarnationTracker.js';
 import type { KeySighting } from './IncarnationTracker.js';
-import { ManualClock, settle } from './testing/ManualClock.js';
+import { ManualClock, settle } from '@streamgate/protocol/testing';
 
 /** One stream as a server holds it: what the probe's EXISTS + XRANGE cursor cursor + XINFO STREAM answer. */
 class FakeStream {

@@ -2,7 +2,8 @@ import { compareStreamIds, STREAM_START } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { IncarnationMark } from './parseReplies.js';
 import type { StreamResetCause } from './StreamResetCause.js';
-import type { TimerClock } from './TimerClock.js';
+import { sleepOn } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 import { toError } from './redisFailure.js';
 import { judgeSighting } from './judgeSighting.js';
 import type { KeyState } from './judgeSighting.js';
@@ -46,7 +47,7 @@ export interface CheckSnapshot {
 
 export interface IncarnationTrackerOptions {
   readonly probe: IncarnationProbe;
-  readonly clock: TimerClock;
+  readonly clock: Clock;
   /** The reader's position for a watched key. */
   readonly cursorOf: (stream: StreamName) => StreamId | undefined;
   /** A new incarnation was seen: move the read position to its start and tell the listener. */
@@ -227,7 +228,7 @@ export class IncarnationTracker {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      await Promise.race([this.options.clock.sleep(this.options.intervalMs ?? 1_000), this.stopped]);
+      await Promise.race([sleepOn(this.options.clock, this.options.intervalMs ?? 1_000), this.stopped]);
       if (this.running) await this.checkNext();
     }
   }

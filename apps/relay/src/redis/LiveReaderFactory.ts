@@ -16,7 +16,7 @@ import { RedisBatchReader } from './RedisBatchReader.js';
 import type { RedisSourceOptions } from './RedisSourceOptions.js';
 import type { TargetConnections } from './TargetConnections.js';
 import { toError } from './redisFailure.js';
-import { systemTimerClock } from './TimerClock.js';
+import { systemClock } from '@streamgate/protocol';
 
 export interface LiveReaderFactoryOptions {
   readonly source: RedisSourceOptions;
@@ -97,7 +97,7 @@ export class LiveReaderFactory {
     return new NotifyReader(
       {
         redis,
-        channels: (hooks) => new ClusterChannels({ ...hooks, pubsub: redis, clock: systemTimerClock }),
+        channels: (hooks) => new ClusterChannels({ ...hooks, pubsub: redis, clock: systemClock }),
         ...this.notifyReaderHooks(),
       },
       positions,
@@ -108,7 +108,7 @@ export class LiveReaderFactory {
   private notifyReaderHooks() {
     const source = this.options.source;
     return {
-      clock: systemTimerClock,
+      clock: systemClock,
       count: source.readCount,
       sweepIntervalMs: source.notifySweepMs ?? 5_000,
       // The hub's own method: an entry goes from the reader to the hub with nothing in between.
@@ -152,7 +152,7 @@ export class LiveReaderFactory {
     });
     return new RedisBatchReader({
       redis,
-      clock: systemTimerClock,
+      clock: systemClock,
       onEntries: source.listener.entries.bind(source.listener),
       onWrongType: this.options.dropWrongTypes,
       onError: (error) => source.onError('xread', error),

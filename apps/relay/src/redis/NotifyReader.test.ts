@@ -3,7 +3,7 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import { NotifyReader } from './NotifyReader.js';
 import type { NotifyReaderOptions } from './NotifyReader.js';
 import { FakeNotifyRedis } from './testing/FakeNotifyRedis.js';
-import { ManualClock } from './testing/ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 
 function reader(given: Partial<NotifyReaderOptions> & { redis?: FakeNotifyRedis; count?: number } = {}) {
   const redis = given.redis ?? new FakeNotifyRedis(given.count ?? 1_000);

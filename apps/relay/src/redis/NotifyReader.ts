@@ -11,7 +11,8 @@ import type { LiveMessage } from './parseLiveMessage.js';
 import { isWrongType, toError } from './redisFailure.js';
 import { RetryLater } from './RetryLater.js';
 import { SubscriptionSync } from './SubscriptionSync.js';
-import type { TimerClock } from './TimerClock.js';
+import { sleepOn } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 
 /** One instance: its one pub/sub connection holds the channels. A Redis Cluster: `channels` builds what holds them (a connection per primary). */
 type NotifyReaderRedis =
@@ -19,7 +20,7 @@ type NotifyReaderRedis =
   | { readonly redis: NotifyReads; readonly channels: KeyspaceChannelsFactory };
 
 export type NotifyReaderOptions = NotifyReaderRedis & {
-  readonly clock: TimerClock;
+  readonly clock: Clock;
   /** COUNT of each read; a key that fills a page is read again at once. */
   readonly count: number;
   /** Every watched key is read from its cursor this often, whatever the notifications said. */
@@ -229,7 +230,7 @@ export class NotifyReader implements LiveReader {
   private async sweep(): Promise<void> {
     const stopped = new Promise<void>((resolve) => (this.stopSweep = resolve));
     while (this.running) {
-      await Promise.race([this.options.clock.sleep(this.options.sweepIntervalMs), stopped]);
+      await Promise.race([sleepOn(this.options.clock, this.options.sweepIntervalMs), stopped]);
       if (!this.running) return;
       for (const key of this.cursors.keys()) this.swept.add(key);
       this.idleWake?.();
@@ -243,7 +244,7 @@ export class NotifyReader implements LiveReader {
         this.idleWake = null;
         continue;
       }
-      await this.options.clock.sleep(COALESCE_MS);
+      await sleepOn(this.options.clock, COALESCE_MS);
       if (!this.running) return;
       // Their messages would have come right behind them, in the same read of the socket.
       for (const key of this.awaiting.keys()) this.markDirty(key, true);
@@ -251,7 +252,7 @@ export class NotifyReader implements LiveReader {
       if (!this.options.redis.readReady) {
         // Keys stay dirty; the reconnect is ioredis's.
         this.failures++;
-        await this.options.clock.sleep(backoffDelay(this.failures, 50, 1_000));
+        await sleepOn(this.options.clock, backoffDelay(this.failures, 50, 1_000));
         continue;
       }
       await this.readRound();
@@ -291,7 +292,7 @@ export class NotifyReader implements LiveReader {
       for (const [key] of reads) this.markDirty(key, woken.has(key));
       this.options.onError(toError(thrown));
       this.failures++;
-      await this.options.clock.sleep(backoffDelay(this.failures, 50, 5_000));
+      await sleepOn(this.options.clock, backoffDelay(this.failures, 50, 5_000));
       return;
     } finally {
       this.abortRead = null;

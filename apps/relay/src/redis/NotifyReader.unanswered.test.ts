@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { NotifyReader } from './NotifyReader.js';
 import { FakeNotifyRedis } from './testing/FakeNotifyRedis.js';
-import { ManualClock } from './testing/ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 
 function reader() {
   const redis = new FakeNotifyRedis();

@@ -3,7 +3,7 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { LiveReader, ReadMode } from './LiveReader.js';
 import { ReadModeSwitch } from './ReadModeSwitch.js';
 import type { RequestedReadMode } from './ReadModeSwitch.js';
-import { ManualClock } from './testing/ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 
 class RecordingReader implements LiveReader {
   readonly cursors = new Map<StreamName, StreamId>();

@@ -1,6 +1,7 @@
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { LiveReader, ReadMode } from './LiveReader.js';
-import type { TimerClock } from './TimerClock.js';
+import { sleepOn } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 
 /** `auto`: notification-driven where the server notifies, else batched; the others force one. */
 export type RequestedReadMode = 'auto' | 'notify' | 'batch';
@@ -10,7 +11,7 @@ export interface ReadModeSwitchOptions {
   /** What the server allows now; null when it could not be asked (the mode in force stays). */
   readonly probe: () => Promise<ReadMode | null>;
   readonly create: (mode: ReadMode, positions: ReadonlyArray<readonly [StreamName, StreamId]>) => LiveReader;
-  readonly clock: TimerClock;
+  readonly clock: Clock;
   /** How often the server's setting is looked at again. */
   readonly checkIntervalMs: number;
   /** The mode was chosen (previous null) or changed. */
@@ -85,7 +86,7 @@ export class ReadModeSwitch {
     const stopped = new Promise<void>((resolve) => (this.wakeStop = resolve));
     await this.firstCheck;
     while (this.running) {
-      await Promise.race([this.options.clock.sleep(this.options.checkIntervalMs), stopped]);
+      await Promise.race([sleepOn(this.options.clock, this.options.checkIntervalMs), stopped]);
       if (this.running) await this.check();
     }
   }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ReaderPool } from './ReaderPool.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
 import { FakeReaderRedis } from './testing/FakeReaderRedis.js';
-import { ManualClock, settle } from './testing/ManualClock.js';
+import { ManualClock, settle } from '@streamgate/protocol/testing';
 
 describe('ReaderPool', () => {
   it('reads 2,500 streams with three blocking reads of at most 1,000 keys, and refills a reader that lost streams', async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { RedisBatchReader, coalesceDelayMs } from './RedisBatchReader.js';
 import { FakeReaderRedis, FakeReplyError } from './testing/FakeReaderRedis.js';
-import { ManualClock, settle } from './testing/ManualClock.js';
+import { ManualClock, settle } from '@streamgate/protocol/testing';
 
 function harness(options: { wrongType?: (keys: readonly StreamName[]) => readonly StreamName[] } = {}) {
   const redis = new FakeReaderRedis();
@@ -102,7 +102,7 @@ describe('RedisBatchReader scheduling', () => {
     reader.add('late', '0-0');
     await settle();
     expect(redis.reads).toHaveLength(3);
-    expect(clock.sleeping).toBe(0);
+    expect(clock.pending).toBe(0);
     await reader.close();
   });
 
@@ -153,7 +153,7 @@ describe('RedisBatchReader scheduling', () => {
     redis.failNextRead(new FakeReplyError('WRONGTYPE Operation against a key holding the wrong kind of value'));
     await clock.advance(1);
     expect(wrongTypeAsked).toHaveLength(2);
-    expect(clock.sleeping).toBe(1);
+    expect(clock.pending).toBe(1);
     await reader.close();
   });
 

@@ -3,11 +3,12 @@ import type { StreamId, StreamName } from '@streamgate/protocol';
 import type { StreamEntry } from '../core/StreamSource.js';
 import { isWrongType, toError } from './redisFailure.js';
 import type { ReaderRedis, XreadBatch } from './ReaderRedis.js';
-import type { TimerClock } from './TimerClock.js';
+import { sleepOn } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 
 export interface BatchReaderOptions {
   readonly redis: ReaderRedis;
-  readonly clock: TimerClock;
+  readonly clock: Clock;
   readonly onEntries: (stream: StreamName, entries: readonly StreamEntry[]) => void;
   /**
    * The whole batch was refused because a key holds another type; returns the keys to drop
@@ -127,7 +128,7 @@ export class RedisBatchReader {
     try {
       for (let attempt = 0; attempt < 50 && this.inFlight && this.dirty && this.running; attempt++) {
         if (this.clientId !== null && (await this.options.redis.unblock(this.clientId))) return;
-        await this.options.clock.sleep(2);
+        await sleepOn(this.options.clock, 2);
       }
     } finally {
       this.unblocking = false;
@@ -168,7 +169,7 @@ export class RedisBatchReader {
         this.failures = 0;
         this.options.onRead();
         this.deliver(batches);
-        if (batches.length > 0) await this.options.clock.sleep(coalesceDelayMs(keys.length));
+        if (batches.length > 0) await sleepOn(this.options.clock, coalesceDelayMs(keys.length));
       } catch (thrown) {
         this.abortRead = null;
         this.inFlight = false;
@@ -181,7 +182,7 @@ export class RedisBatchReader {
           if (dropped.length > 0) continue;
         }
         this.failures++;
-        await this.options.clock.sleep(backoffDelay(this.failures, 50, 5_000));
+        await sleepOn(this.options.clock, backoffDelay(this.failures, 50, 5_000));
       }
     }
   }

@@ -9,7 +9,7 @@ import type { LiveReader, ReadMode } from './LiveReader.js';
 import { LiveReaderFactory } from './LiveReaderFactory.js';
 import { ReadModeSwitch } from './ReadModeSwitch.js';
 import { ReadModeProbe } from './ReadModeProbe.js';
-import { systemTimerClock } from './TimerClock.js';
+import { systemClock } from '@streamgate/protocol';
 import { IncarnationTracker } from './IncarnationTracker.js';
 import type { CheckSnapshot, KeySighting } from './IncarnationTracker.js';
 import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
@@ -79,7 +79,7 @@ export class RedisStreamSource implements StreamSource {
         ...(options.onNodesWithoutNotify === undefined ? {} : { onNodesWithoutNotify: options.onNodesWithoutNotify }),
       }).probe,
       create: (mode, positions) => readers.create(mode, positions),
-      clock: systemTimerClock,
+      clock: systemClock,
       checkIntervalMs: options.readModeCheckMs ?? 10_000,
       onMode: (mode, previous) => options.onReadMode?.(mode, previous),
     });
@@ -89,7 +89,7 @@ export class RedisStreamSource implements StreamSource {
         () => this.command,
         (error) => options.onError('check', error),
       ),
-      clock: systemTimerClock,
+      clock: systemClock,
       cursorOf: (stream) => this.live.cursor(stream),
       onNewIncarnation: (stream, cause) => this.restart(stream, cause),
       onError: (error) => options.onError('check', error),

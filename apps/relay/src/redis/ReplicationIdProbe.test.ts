@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ReplicationIdProbe } from './ReplicationIdProbe.js';
-import { settle } from './testing/ManualClock.js';
+import { settle } from '@streamgate/protocol/testing';
 
 class FakeNode {
   replid = 'aaaa';

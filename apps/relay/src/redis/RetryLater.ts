@@ -1,6 +1,7 @@
 import { backoffDelay } from '@streamgate/protocol';
 import type { StreamName } from '@streamgate/protocol';
-import type { TimerClock } from './TimerClock.js';
+import { sleepOn } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 
 /**
  * Keys whose read did not reach an answer (their node's connection failed, or it missed the
@@ -16,7 +17,7 @@ export class RetryLater {
   private running = true;
 
   constructor(
-    private readonly clock: TimerClock,
+    private readonly clock: Clock,
     private readonly due: (key: StreamName, woken: boolean) => void,
   ) {}
 
@@ -47,7 +48,7 @@ export class RetryLater {
 
   private async flushLater(): Promise<void> {
     this.scheduled = true;
-    await this.clock.sleep(backoffDelay(this.failures, 50, 1_000));
+    await sleepOn(this.clock, backoffDelay(this.failures, 50, 1_000));
     this.scheduled = false;
     if (!this.running) return;
     const due = [...this.keys];

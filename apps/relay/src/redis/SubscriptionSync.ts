@@ -3,11 +3,12 @@ import type { StreamName } from '@streamgate/protocol';
 import type { KeyspaceChannels } from './KeyspaceChannels.js';
 import type { NotifyRedis } from './NotifyRedis.js';
 import { toError } from './redisFailure.js';
-import type { TimerClock } from './TimerClock.js';
+import { sleepOn } from '@streamgate/protocol';
+import type { Clock } from '@streamgate/protocol';
 
 export interface SubscriptionSyncOptions {
   readonly redis: Pick<NotifyRedis, 'subscribe' | 'unsubscribe' | 'subscriberReady'>;
-  readonly clock: TimerClock;
+  readonly clock: Clock;
   /** Whether the reader watches this key now. */
   readonly wanted: (key: StreamName) => boolean;
   /** Redis confirmed these keys' channels and they are still watched: read them from their cursors. */
@@ -138,7 +139,7 @@ export class SubscriptionSync implements KeyspaceChannels {
     if (this.retrying) return;
     this.retrying = true;
     this.failures++;
-    await this.options.clock.sleep(backoffDelay(this.failures, 50, 5_000));
+    await sleepOn(this.options.clock, backoffDelay(this.failures, 50, 5_000));
     this.retrying = false;
     this.pump();
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../testing/ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 import { RevocationList } from './RevocationList.js';
 
 const T0 = 1_700_000_000_000;
@@ -35,9 +35,9 @@ describe('RevocationList', () => {
     const list = new RevocationList(clock, 5_000);
     for (let i = 0; i < 1_000; i++) list.add({ v: 1, sub: `user-${i}`, before: S0, exp: T0 + 60_000 });
     expect(list.size).toBe(1_000);
-    clock.advance(64_999);
+    clock.advanceSync(64_999);
     expect(list.refuses({ sub: 'user-1', stream: 'demo:a', iat: S0 - 1 })).toBe(true);
-    clock.advance(1);
+    clock.advanceSync(1);
     expect(list.refuses({ sub: 'user-1', stream: 'demo:a', iat: S0 - 1 })).toBe(false);
     list.add({ v: 1, sub: 'late', before: S0 + 100, exp: T0 + 3_600_000 });
     expect(list.size).toBe(1);

@@ -1,5 +1,5 @@
 import type { RevocationRecord } from '@streamgate/protocol';
-import type { Clock } from '../Clock.js';
+import type { Clock } from '@streamgate/protocol';
 
 /** What a revocation is matched against: a token's claims, or a subscription holding one. */
 export interface RevocableToken {

@@ -6,7 +6,7 @@ import { TokenVerifier } from '../auth/TokenVerifier.js';
 import { StreamHub } from '../core/StreamHub.js';
 import { FakeConnection } from './FakeConnection.js';
 import { FakeTopicPublisher } from './FakeTopicPublisher.js';
-import { ManualClock } from './ManualClock.js';
+import { ManualClock } from '@streamgate/protocol/testing';
 import { MemoryStreamSource } from './MemoryStreamSource.js';
 import { TestTokens } from './TestTokens.js';
 

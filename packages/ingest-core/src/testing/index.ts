@@ -1,4 +1,3 @@
 export { MemoryDemandSource } from './MemoryDemandSource.js';
 export { MemoryLeaseStore } from './MemoryLeaseStore.js';
 export { MemoryStreamWriter } from './MemoryStreamWriter.js';
-export { ManualClock, settle } from './ManualClock.js';

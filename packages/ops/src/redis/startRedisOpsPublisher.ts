@@ -1,11 +1,16 @@
-import { Redis } from 'ioredis';
+import { splitRedisUrl } from '@streamgate/protocol';
+import { openRedis } from '@streamgate/redis';
 import { OPS_STREAM_MAXLEN } from '../opsSnapshot.js';
 import type { OpsSnapshot } from '../opsSnapshot.js';
 import { OpsSnapshotPublisher } from '../OpsSnapshotPublisher.js';
 import type { OpsPublishFailure } from '../OpsSnapshotPublisher.js';
 
 export interface RedisOpsPublisherOptions {
-  /** Where the operations stream lives; credentials in the URL win over `username`/`password`. */
+  /**
+   * Where the operations stream lives: any target the apps' config accepts (`redis://`,
+   * `rediss://`, `redis-cluster://`, `rediss-cluster://`); credentials in the URL win over
+   * `username`/`password`.
+   */
   readonly redisUrl: string;
   readonly username?: string | undefined;
   readonly password?: string | undefined;
@@ -32,17 +37,22 @@ export interface RedisOpsPublisher {
 /**
  * An app's operations snapshot loop: `XADD <stream> MAXLEN ~ 2000 * data <json>` once a second on
  * a Redis connection of its own, so a slow or lost operations Redis never delays the app's real
- * work. Node only (ioredis): the browser-safe schemas are the package's main entry.
+ * work. Relay, auth and ingest all publish through it. Node only (ioredis): the browser-safe
+ * schemas are the package's main entry.
  */
 export function startRedisOpsPublisher(options: RedisOpsPublisherOptions): RedisOpsPublisher {
-  const url = new URL(options.redisUrl);
-  const ownCredentials = url.username !== '' || url.password !== '';
-  const redis = new Redis(options.redisUrl, {
-    ...(ownCredentials ? {} : { username: options.username, password: options.password }),
+  const split = splitRedisUrl(options.redisUrl);
+  if (split === null) throw new RangeError(`"${options.redisUrl}" is not a Redis target`); // each app's config refuses it first
+  const own = split.username !== undefined || split.password !== undefined;
+  const redis = openRedis(split.target, {
+    username: own ? split.username : options.username,
+    password: own ? split.password : options.password,
     connectionName: options.connectionName,
-    maxRetriesPerRequest: 1,
-    // A snapshot is stale within seconds: fail it rather than queue it behind a dead connection.
-    commandTimeout: 2_000,
+    // A snapshot is stale within seconds: one that cannot go now is dropped and counted, not
+    // queued behind a dead connection, and each XADD gets two seconds.
+    enableOfflineQueue: false,
+    cluster: { enableOfflineQueue: false },
+    node: { maxRetriesPerRequest: 0, commandTimeout: 2_000 },
   });
   redis.on('error', options.onRedisError);
   let failing: OpsPublishFailure['code'] | null = null;

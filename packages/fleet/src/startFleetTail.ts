@@ -3,7 +3,7 @@ import { createTRPCClient, httpBatchLink } from '@trpc/client';
 import { RelayClient } from '@streamgate/client';
 import type { DemoRouter } from '@streamgate/auth';
 import type { RelaySubscription } from '@streamgate/server';
-import { describeChainEvent } from '../test/support/describeChainEvent.js';
+import { describeChainEvent } from './describeChainEvent.js';
 
 export interface FleetTailOptions {
   relayUrl: string;

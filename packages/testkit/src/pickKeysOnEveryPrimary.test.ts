@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_SLOTS, clusterKeySlot } from './clusterKeySlot.js';
-import { pickKeysOnEveryPrimary } from './clusterKeysOnEveryPrimary.js';
+import { pickKeysOnEveryPrimary } from './pickKeysOnEveryPrimary.js';
 
 // Three primaries with the ranges `redis-cli --cluster create` gives them.
 const owners = Array.from({ length: CLUSTER_SLOTS }, (_, slot) => (slot <= 5460 ? 'p1' : slot <= 10922 ? 'p2' : 'p3'));

@@ -1,7 +1,7 @@
 import { demoStream } from '@streamgate/auth';
-import type { FleetCommand } from '../test/support/parseFleetCommand.js';
-import { FLEET_HELP } from '../test/support/parseFleetCommand.js';
-import type { FullFleet } from '../test/support/startFullFleet.js';
+import type { FleetCommand } from './parseFleetCommand.js';
+import { FLEET_HELP } from './parseFleetCommand.js';
+import type { FullFleet } from './startFullFleet.js';
 
 /** Carries out one parsed command against the running fleet; resolves 'quit' when asked to stop. */
 export async function runFleetCommand(fleet: FullFleet, command: FleetCommand, say: (line: string) => void): Promise<'quit' | undefined> {

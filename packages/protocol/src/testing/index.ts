@@ -1,0 +1,1 @@
+export { ManualClock, settle } from './ManualClock.js';
