@@ -202,23 +202,23 @@ describe('relay drain on SIGTERM', () => {
       expect(over).toContain('"outcome":"drained"');
       const late = JSON.stringify((JSON.parse(over ?? '{}') as { late?: unknown }).late);
 
-      // The schedule is judged where it is carried out: the relay's own stamp on each notice (ms
-      // from the start of its drain, taken as it sends it) must be uniform over [0, window),
-      // Kolmogorov–Smirnov at α = 0.01; its timers' lateness on a loaded machine is in that stamp,
-      // and the relay logs it. The clients are judged one by one: each reconnects on its own notice,
-      // without backoff, to B, and loses nothing. Their reconnect times are not put to the KS:
-      // 2,000 sockets share this process's event loop, and on a machine shared with other heavy
-      // jobs its backlog grew to seconds over the window (clients' D 0.2–0.4 while the relay's was
-      // 0.013–0.026), so such a test judged this process, not the drain. Their D, on receipt times
-      // and on the relay's clock (stamp + the client's own delay), is logged with the event-loop
-      // delay, to tell the two apart.
+      // Uniform over [0, window): Kolmogorov–Smirnov at α = 0.01, both where the schedule is carried
+      // out and where it is obeyed. The relay's own stamp on each notice (ms from the start of its
+      // drain, taken as it sends it) holds its timers' lateness, which the relay logs. The clients'
+      // reconnects are judged on the relay's clock: the notice's stamp plus the client's own reaction,
+      // from a 0-ms timer set as the notice arrived to the socket it opened. Left out are only the
+      // notice's way here and this process's event-loop lateness (the 0-ms timer's): 2,000 sockets
+      // share one loop, which at load 16–25 fell seconds behind (D 0.2–0.4 on receipt times while
+      // the relay's was 0.013–0.026). A client that backed off, waited, or reconnected on anything
+      // but its own notice moves its reconnect off its stamp and fails this. The D on times seen
+      // here is logged beside the event-loop delay.
       loopDelay.disable();
       const sent = clients.map((c) => c.trace.sinceDrainMs ?? Number.NaN);
       const since = (t: number | null): number => (t ?? Number.NaN) - sigtermAt;
       const reconnectsSeen = clients.map((c) => since(c.trace.reconnectingAt));
       const lags = clients.map((c) => (c.trace.reconnectingAt ?? Number.NaN) - (c.trace.noticeAt ?? Number.NaN));
       const reactions = clients.map((c) => (c.trace.reconnectingAt ?? Number.NaN) - (c.trace.zeroTimerAt ?? Number.NaN));
-      const reconnects = sent.map((t, i) => t + (lags[i] ?? Number.NaN));
+      const reconnects = sent.map((t, i) => t + (reactions[i] ?? Number.NaN));
       const receipt = clients.map((c, i) => since(c.trace.noticeAt) - (sent[i] ?? Number.NaN));
       const ks = {
         sent: ksUniform(sent, 0, WINDOW_MS),
@@ -227,12 +227,14 @@ describe('relay drain on SIGTERM', () => {
       };
       console.info(
         `drain of ${CLIENTS} clients over ${WINDOW_MS} ms: KS D notices sent=${ks.sent.d.toFixed(4)} ` +
-          `(critical at α=0.01: ${ks.sent.critical.toFixed(4)}; not judged: clients' reconnects on the relay's clock ${ks.reconnects.d.toFixed(4)}, on receipt times here ${ks.seen.d.toFixed(4)}); sent ${quantiles(sent)} ms; ` +
+          `reconnects=${ks.reconnects.d.toFixed(4)} ` +
+          `(critical at α=0.01: ${ks.sent.critical.toFixed(4)}; not judged: on times seen here ${ks.seen.d.toFixed(4)}); sent ${quantiles(sent)} ms; ` +
           `reconnects seen here ${quantiles(reconnectsSeen)} ms; notice receipt behind its stamp ${quantiles(receipt)} ms; ` +
           `notice→reconnect ${quantiles(lags)} ms, 0-ms timer→reconnect ${quantiles(reactions)} ms (min/p1/p10/p50/p90/p99/max); test event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(0)} ms, ` +
           `max ${(loopDelay.max / 1e6).toFixed(0)} ms; relay A's notices late by ${late}; A exited after ${(end.at - sigtermAt).toFixed(0)} ms; ${CLIENTS} clients went live in ${connectMs.toFixed(0)} ms`,
       );
       expect(ks.sent.pass, `notices sent: KS D=${ks.sent.d} > ${ks.sent.critical}`).toBe(true);
+      expect(ks.reconnects.pass, `reconnects on the relay's clock: KS D=${ks.reconnects.d} > ${ks.reconnects.critical}`).toBe(true);
       // Sent within the window, give or take the relay's own timer lateness on a loaded machine.
       expect(Math.max(...sent)).toBeLessThan(WINDOW_MS + 1_000);
       // Each client reconnects on the notice itself: with a 10 s backoff base, a client that
