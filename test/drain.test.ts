@@ -247,8 +247,9 @@ describe('relay drain on SIGTERM', () => {
       expect(ks.due.pass, `notices due: KS D=${ks.due.d} > ${ks.due.critical}`).toBe(true);
       expect(ks.reconnects.pass, `reconnects on the relay's clock: KS D=${ks.reconnects.d} > ${ks.reconnects.critical}`).toBe(true);
       // The relay sent each notice at or after its due time (none early: the deadline never came),
-      // and its frames' lateness is the lateness it logs.
-      expect(Math.min(...relayLate), `late by ${quantiles(relayLate)}`).toBeGreaterThanOrEqual(0);
+      // give or take Node's timers, which run on the event loop's millisecond clock and were seen to
+      // fire up to 2 ms early by Date.now(); and its frames' lateness is the lateness it logs.
+      expect(Math.min(...relayLate), `late by ${quantiles(relayLate)}`).toBeGreaterThanOrEqual(-5);
       expect(Math.abs(Math.max(...relayLate) - (late?.maxMs ?? Number.NaN))).toBeLessThanOrEqual(1);
       expect(late?.notices).toBe(CLIENTS);
       // Sent within the window, give or take the relay's own timer lateness on a loaded machine.
