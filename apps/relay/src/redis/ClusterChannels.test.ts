@@ -115,6 +115,38 @@ describe('ClusterChannels', () => {
     expect(pubsub.subscriberOf('b:1')?.commands).toHaveLength(1);
   });
 
+  it('subscribes a node’s keys again when it drops channels on its own with the slot still its, and reads them', async () => {
+    const { pubsub, channels, confirmed, watch, on } = setup();
+    watch('1:a', '2:b', '101:c');
+    await settle();
+    confirmed.length = 0;
+    const a = pubsub.subscriberOf('a:1');
+    // CLUSTER SETSLOT 1 NODE <a>, a's own slot: Redis 7.0 sends SUNSUBSCRIBE for its shard channels.
+    a?.dropChannels(['1:a']);
+    expect(channels.isSubscribed('1:a')).toBe(false);
+    await settle();
+    expect(on('a:1')).toEqual(['1:a', '2:b']);
+    expect(channels.isSubscribed('1:a')).toBe(true);
+    expect([...confirmed].sort()).toEqual(['1:a', '2:b']);
+    expect(pubsub.subscriberOf('b:1')?.commands).toHaveLength(1);
+  });
+
+  it('sends a subscribe that was in flight when the node dropped channels again, once it is confirmed', async () => {
+    const { pubsub, channels, watch, on } = setup();
+    await settle();
+    watch('1:a');
+    const a = pubsub.subscriberOf('a:1');
+    // Its SUBSCRIBE is sent, not yet confirmed: the confirmation may predate the drop.
+    a?.dropChannels(['1:a']);
+    await settle();
+    expect(a?.commands.map((c) => [c.kind, ...c.keys])).toEqual([
+      ['subscribe', '1:a'],
+      ['subscribe', '1:a'],
+    ]);
+    expect(on('a:1')).toEqual(['1:a']);
+    expect(channels.isSubscribed('1:a')).toBe(true);
+  });
+
   it('holds no channel for a key whose slot has no primary (mid-failover) until one serves it', async () => {
     const { pubsub, confirmed, moved, watch, on } = setup();
     pubsub.assign(0, 99, undefined);

@@ -32,6 +32,8 @@ export class SubscriptionSync implements KeyspaceChannels {
   private readonly inFlight = new Set<StreamName>();
   /** Keys whose wanted state may differ from the server's. */
   private readonly pending = new Set<StreamName>();
+  /** In flight when the server dropped channels: their confirmation may predate the drop. */
+  private readonly stale = new Set<StreamName>();
   private commands = 0;
   /** Bumped on every connection loss: confirmations of an earlier connection are stale. */
   private generation = 0;
@@ -66,7 +68,21 @@ export class SubscriptionSync implements KeyspaceChannels {
     this.generation++;
     this.subscribed.clear();
     this.inFlight.clear();
+    this.stale.clear();
     this.commands = 0;
+  }
+
+  /**
+   * The server dropped some channels without saying which (an unsolicited SUNSUBSCRIBE): every key
+   * is subscribed again and read once confirmed. SUBSCRIBE and SSUBSCRIBE of a channel still held
+   * change nothing; a key in flight is sent again once its confirmation comes, which may predate
+   * the drop.
+   */
+  channelsDropped(): void {
+    for (const key of this.subscribed) this.pending.add(key);
+    this.subscribed.clear();
+    for (const key of this.inFlight) this.stale.add(key);
+    this.pump();
   }
 
   /** A fresh connection: every watched key is subscribed again (and read once confirmed). */
@@ -111,7 +127,8 @@ export class SubscriptionSync implements KeyspaceChannels {
         this.settle(keys);
         const confirmed: StreamName[] = [];
         for (const key of keys) {
-          if (subscribe) this.subscribed.add(key);
+          const stale = this.stale.delete(key);
+          if (subscribe && !stale) this.subscribed.add(key);
           else this.subscribed.delete(key);
           if (this.options.wanted(key) !== this.subscribed.has(key)) this.pending.add(key);
           else if (subscribe) confirmed.push(key);
@@ -122,7 +139,10 @@ export class SubscriptionSync implements KeyspaceChannels {
       (thrown: unknown) => {
         if (generation !== this.generation || !this.running) return;
         this.settle(keys);
-        for (const key of keys) this.pending.add(key);
+        for (const key of keys) {
+          this.stale.delete(key);
+          this.pending.add(key);
+        }
         this.options.onError(toError(thrown));
         void this.retryLater();
       },
