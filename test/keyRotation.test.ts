@@ -217,6 +217,14 @@ describe('live signing key rotation in a running fleet', () => {
         );
         expect(probes.filter((p) => p.answer !== 'subscribed').every((p) => p.answer === 'token_kid_unknown')).toBe(true);
       }
+      // And by the relay's own clock (pino's `time`, epoch ms like Date.now()): it swapped in the
+      // file's new key set within the bound.
+      const reloaded = byFile.service.lines
+        .filter((l) => l.includes('"msg":"RELAY_JWKS_FILE reloaded"') && l.includes('"kids":["k2"]'))
+        .map((l) => (JSON.parse(l) as { time: number }).time - retiredAt);
+      console.log(`rotation: relay-file reloaded k2 alone ${reloaded.join(', ')} ms after the write`);
+      expect(reloaded).toHaveLength(1);
+      expect(reloaded[0]).toBeLessThanOrEqual(FILE_POLL_MS + TIMER_MARGIN_MS);
 
       // Tokens from auth after the rotation work on both relays, and nothing held was disturbed.
       subscribeBatch('b', [byFile, byUrl]);
