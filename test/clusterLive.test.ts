@@ -188,6 +188,40 @@ describe('live messages on a Redis Cluster (3 primaries, SPUBLISH in the write s
     expect((await xreadCalls()) - before).toBe(0);
   }, 60_000);
 
+  it('subscribes a live channel again when its primary drops it on a SETSLOT NODE naming that same primary, and stays live', async () => {
+    const name = (await cluster.keysOnEveryPrimary(`${PREFIX}:again-`, 3))[0] as string;
+    const channel = liveChannel(name, 0) ?? '';
+    const readers = await subscribeAll([name], 1);
+    const publisher = createPublisher({ targets: cluster.url });
+    cleanup.push(() => publisher.close());
+    await warmUp(publisher, [name]);
+    const owner = await cluster.primaryOf(name);
+    const admin = owner.client();
+    const shardSubscribers = async (): Promise<number> => Number(((await admin.call('PUBSUB', 'SHARDNUMSUB', channel)) as unknown[])[1]);
+    await waitFor(async () => (await shardSubscribers()) === 1, { timeoutMs: 5_000, message: 'the relay never held the live channel' });
+    // A subscriber of our own shows the node drops the channel: Redis 7.0 answers a SETSLOT NODE
+    // with an unsolicited SUNSUBSCRIBE to the slot's shard channels, even when the owner is unchanged.
+    const probe = owner.client();
+    const dropped = new Promise<boolean>((resolve) => probe.once('moved', () => resolve(true)));
+    await probe.ssubscribe(channel);
+    const readsBefore = await xreadCalls();
+    await admin.call('CLUSTER', 'SETSLOT', keySlot(name), 'NODE', owner.id);
+    await waitFor(() => dropped, { timeoutMs: 5_000, message: 'the node did not drop the shard channel' });
+    probe.disconnect();
+    // The relay subscribed it again (one subscriber: the relay's) and read the stream once, as
+    // entries may have been written while no channel covered it.
+    await waitFor(async () => (await shardSubscribers()) === 1 && (await xreadCalls()) > readsBefore, {
+      timeoutMs: 5_000,
+      message: 'the relay did not subscribe the dropped live channel again and read it',
+    });
+    // Then entries come live again, with no XREAD.
+    const before = await xreadCalls();
+    for (let seq = 1; seq <= 50; seq++) await publishOrThrow(publisher, name, seq);
+    await waitFor(() => readers.every((r) => r.seqs.length >= 51), { timeoutMs: 5_000, message: 'entries after the SETSLOT missing' });
+    inOrderOnce(readers, 51);
+    expect((await xreadCalls()) - before).toBe(0);
+  }, 60_000);
+
   it('resumes delivery within 1 s of the promoted replica taking its first write after its primary is SIGKILLed', async () => {
     const names = await cluster.keysOnEveryPrimary(`${PREFIX}:failover-`, 3);
     const victimKey = names[0] as string;

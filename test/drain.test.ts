@@ -22,6 +22,8 @@ interface DrainTrace {
   noticeAt: number | null;
   /** The relay's own stamp on the notice: ms from the start of its drain. */
   sinceDrainMs: number | null;
+  /** When the notice was due on the relay's schedule, on the same clock: the delay it drew. */
+  dueMs: number | null;
   /** When a 0-ms timer set as the notice arrived fired: the client's own immediate reconnect is due then too. */
   zeroTimerAt: number | null;
   /** When it opened its next socket after the notice: its reconnect. */
@@ -47,7 +49,10 @@ function tappedWebSocket(trace: DrainTrace): WebSocketConstructor {
           // before the client's own 0-ms reconnect timer, however late this busy loop runs timers.
           setTimeout(() => (trace.zeroTimerAt = performance.now()), 0);
           const parsed = parseServerFrame(event.data);
-          if (parsed.ok && parsed.frame.op === 'reconnect') trace.sinceDrainMs = parsed.frame.sinceDrainMs ?? null;
+          if (parsed.ok && parsed.frame.op === 'reconnect') {
+            trace.sinceDrainMs = parsed.frame.sinceDrainMs ?? null;
+            trace.dueMs = parsed.frame.dueMs ?? null;
+          }
         }
       });
       this.addEventListener('open', () => {
@@ -124,6 +129,7 @@ async function connectClients(fleet: Fleet, urls: readonly string[], streams: re
     const trace: DrainTrace = {
       noticeAt: null,
       sinceDrainMs: null,
+      dueMs: null,
       zeroTimerAt: null,
       reconnectingAt: null,
       reconnectedTo: null,
@@ -200,39 +206,52 @@ describe('relay drain on SIGTERM', () => {
       expect(end.at - sigtermAt).toBeLessThan(WINDOW_MS + 5_000);
       const over = a.service.lines.find((l) => l.includes('"msg":"drain over"'));
       expect(over).toContain('"outcome":"drained"');
-      const late = JSON.stringify((JSON.parse(over ?? '{}') as { late?: unknown }).late);
+      const late = (JSON.parse(over ?? '{}') as { late?: { notices: number; maxMs: number } }).late;
 
-      // The schedule is judged where it is carried out: the relay's own stamp on each notice (ms
-      // from the start of its drain, taken as it sends it) must be uniform over [0, window),
-      // Kolmogorov–Smirnov at α = 0.01; its timers' lateness on a loaded machine is in that stamp,
-      // and the relay logs it. The clients are judged one by one: each reconnects on its own notice,
-      // without backoff, to B, and loses nothing. Their reconnect times are not put to the KS:
-      // 2,000 sockets share this process's event loop, and on a machine shared with other heavy
-      // jobs its backlog grew to seconds over the window (clients' D 0.2–0.4 while the relay's was
-      // 0.013–0.026), so such a test judged this process, not the drain. Their D, on receipt times
-      // and on the relay's clock (stamp + the client's own delay), is logged with the event-loop
-      // delay, to tell the two apart.
+      // The drain's jitter, uniform over [0, window): Kolmogorov–Smirnov at α = 0.01, on the relay's
+      // own stamps, where the schedule is drawn and where it is obeyed. Each notice carries the delay
+      // the relay drew for it (dueMs) and when it went out (sinceDrainMs), both ms from the start of
+      // its drain. The drawn delays must pass the KS. So must the clients' reconnects on that clock:
+      // each notice's due time plus the client's own reaction, from a 0-ms timer set as the notice
+      // arrived to the socket it opened; a client that backed off, waited, or left on anything but
+      // its own notice moves off its slot and fails. Left out are only delays measured on the way,
+      // each checked on its own: the relay's timer lateness (sinceDrainMs − dueMs, which must be
+      // ≥ 0 and is what the relay logs as `late`), the notice's way here and this process's event-loop
+      // lateness (the 0-ms timer's). Timers on this shared 2-core machine are not precise: at load
+      // 15–25 the relay's stalled up to 0.7 s (a KS D of 0.035 on its send stamps against 0.036
+      // critical) and this process's by seconds (D 0.2–0.4 on receipt times); those D are logged.
       loopDelay.disable();
       const sent = clients.map((c) => c.trace.sinceDrainMs ?? Number.NaN);
+      const due = clients.map((c) => c.trace.dueMs ?? Number.NaN);
+      const relayLate = sent.map((t, i) => t - (due[i] ?? Number.NaN));
       const since = (t: number | null): number => (t ?? Number.NaN) - sigtermAt;
       const reconnectsSeen = clients.map((c) => since(c.trace.reconnectingAt));
       const lags = clients.map((c) => (c.trace.reconnectingAt ?? Number.NaN) - (c.trace.noticeAt ?? Number.NaN));
       const reactions = clients.map((c) => (c.trace.reconnectingAt ?? Number.NaN) - (c.trace.zeroTimerAt ?? Number.NaN));
-      const reconnects = sent.map((t, i) => t + (lags[i] ?? Number.NaN));
+      const reconnects = due.map((t, i) => t + (reactions[i] ?? Number.NaN));
       const receipt = clients.map((c, i) => since(c.trace.noticeAt) - (sent[i] ?? Number.NaN));
       const ks = {
-        sent: ksUniform(sent, 0, WINDOW_MS),
+        due: ksUniform(due, 0, WINDOW_MS),
         reconnects: ksUniform(reconnects, 0, WINDOW_MS),
+        sent: ksUniform(sent, 0, WINDOW_MS),
         seen: ksUniform(reconnectsSeen, 0, WINDOW_MS),
       };
       console.info(
-        `drain of ${CLIENTS} clients over ${WINDOW_MS} ms: KS D notices sent=${ks.sent.d.toFixed(4)} ` +
-          `(critical at α=0.01: ${ks.sent.critical.toFixed(4)}; not judged: clients' reconnects on the relay's clock ${ks.reconnects.d.toFixed(4)}, on receipt times here ${ks.seen.d.toFixed(4)}); sent ${quantiles(sent)} ms; ` +
+        `drain of ${CLIENTS} clients over ${WINDOW_MS} ms: KS D notices due=${ks.due.d.toFixed(4)} reconnects=${ks.reconnects.d.toFixed(4)} ` +
+          `(critical at α=0.01: ${ks.due.critical.toFixed(4)}; not judged: notices sent ${ks.sent.d.toFixed(4)}, reconnects seen here ${ks.seen.d.toFixed(4)}); ` +
+          `sent ${quantiles(sent)} ms, late by ${quantiles(relayLate)} ms; ` +
           `reconnects seen here ${quantiles(reconnectsSeen)} ms; notice receipt behind its stamp ${quantiles(receipt)} ms; ` +
           `notice→reconnect ${quantiles(lags)} ms, 0-ms timer→reconnect ${quantiles(reactions)} ms (min/p1/p10/p50/p90/p99/max); test event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(0)} ms, ` +
-          `max ${(loopDelay.max / 1e6).toFixed(0)} ms; relay A's notices late by ${late}; A exited after ${(end.at - sigtermAt).toFixed(0)} ms; ${CLIENTS} clients went live in ${connectMs.toFixed(0)} ms`,
+          `max ${(loopDelay.max / 1e6).toFixed(0)} ms; relay A's notices late by ${JSON.stringify(late)}; A exited after ${(end.at - sigtermAt).toFixed(0)} ms; ${CLIENTS} clients went live in ${connectMs.toFixed(0)} ms`,
       );
-      expect(ks.sent.pass, `notices sent: KS D=${ks.sent.d} > ${ks.sent.critical}`).toBe(true);
+      expect(ks.due.pass, `notices due: KS D=${ks.due.d} > ${ks.due.critical}`).toBe(true);
+      expect(ks.reconnects.pass, `reconnects on the relay's clock: KS D=${ks.reconnects.d} > ${ks.reconnects.critical}`).toBe(true);
+      // The relay sent each notice at or after its due time (none early: the deadline never came),
+      // give or take Node's timers, which run on the event loop's millisecond clock and were seen to
+      // fire up to 2 ms early by Date.now(); and its frames' lateness is the lateness it logs.
+      expect(Math.min(...relayLate), `late by ${quantiles(relayLate)}`).toBeGreaterThanOrEqual(-5);
+      expect(Math.abs(Math.max(...relayLate) - (late?.maxMs ?? Number.NaN))).toBeLessThanOrEqual(1);
+      expect(late?.notices).toBe(CLIENTS);
       // Sent within the window, give or take the relay's own timer lateness on a loaded machine.
       expect(Math.max(...sent)).toBeLessThan(WINDOW_MS + 1_000);
       // Each client reconnects on the notice itself: with a 10 s backoff base, a client that

@@ -10,8 +10,9 @@ function fleet(drainer: Drainer<Target>, clock: ManualClock, n: number, startedA
   for (let i = 0; i < n; i++) {
     const t: Target = {
       drainedAt: null,
-      drain: (sinceDrainMs) => {
+      drain: (sinceDrainMs, dueMs) => {
         expect(sinceDrainMs).toBe(Math.round(clock.now() - startedAt));
+        t.dueMs = dueMs;
         t.drainedAt = clock.now();
         drainer.untrack(t);
       },
@@ -24,7 +25,9 @@ function fleet(drainer: Drainer<Target>, clock: ManualClock, n: number, startedA
 
 interface Target {
   drainedAt: number | null;
-  drain(sinceDrainMs: number): void;
+  /** The schedule's due time the notice carried. */
+  dueMs?: number;
+  drain(sinceDrainMs: number, dueMs: number): void;
 }
 
 /** Deterministic stand-in for Math.random: the given values in turn. */
@@ -135,8 +138,9 @@ describe('Drainer', () => {
     };
     // Three slots of 1 s dealt 0, 2, 1 (0.5, 0.5), mid-slot: due at 0.5 s, 1.5 s, 2.5 s; deadline 4 s.
     const drainer = new Drainer<Target>({ windowMs: 3_000, fastWindowMs: 10, deadlineMs: 4_000, clock, random: sequence([0.5]) });
-    // Targets that never report their close, so the deadline comes.
-    for (let i = 0; i < 3; i++) drainer.track({ drainedAt: null, drain: () => undefined });
+    // Targets that never report their close, so the deadline comes; each keeps the stamps it was sent.
+    const sent: Array<[number, number]> = [];
+    for (let i = 0; i < 3; i++) drainer.track({ drainedAt: null, drain: (sinceDrainMs, dueMs) => void sent.push([sinceDrainMs, dueMs]) });
     const done = drainer.start();
     const [first, second, , deadline] = [...timers].sort((x, y) => x.at - y.at);
     expect([first?.at, second?.at, deadline?.at]).toEqual([500, 1_500, 4_000]);
@@ -149,6 +153,12 @@ describe('Drainer', () => {
     expect(await done).toBe('deadline');
     // 20 ms and 100 ms late; the third was sent by the deadline, before its timer fired: not late.
     expect(drainer.lateness()).toEqual({ notices: 2, p50Ms: 100, p99Ms: 100, maxMs: 100 });
+    // Each notice carries when it went out and when it was due, the one sent by the deadline too.
+    expect(sent).toEqual([
+      [520, 500],
+      [1_600, 1_500],
+      [4_100, 2_500],
+    ]);
   });
 
   it('hurry() before a drain does nothing', () => {

@@ -3,8 +3,11 @@ import type { Clock } from '@streamgate/protocol';
 
 /** A connection the drainer can send away: it gets its reconnect notice and is closed. */
 export interface DrainTarget {
-  /** `sinceDrainMs`: time from the start of the drain to now. */
-  drain(sinceDrainMs: number): void;
+  /**
+   * `sinceDrainMs`: time from the start of the drain to now; `dueMs`: when this notice was due on
+   * the drain's schedule, on the same clock. Their difference is how late the timers sent it.
+   */
+  drain(sinceDrainMs: number, dueMs: number): void;
 }
 
 export interface DrainerOptions {
@@ -203,7 +206,9 @@ export class Drainer<T extends DrainTarget> {
       if (this.#cancelDeadline !== null) this.#lateness.push(Math.max(0, this.#clock.now() - pending.dueAt));
     }
     this.#pending.delete(target);
-    target.drain(Math.max(0, Math.round(this.#clock.now() - (this.#startedAt ?? this.#clock.now()))));
+    const startedAt = this.#startedAt ?? this.#clock.now();
+    const sinceDrainMs = Math.max(0, Math.round(this.#clock.now() - startedAt));
+    target.drain(sinceDrainMs, pending === undefined ? sinceDrainMs : Math.max(0, Math.round(pending.dueAt - startedAt)));
   }
 
   #settleIfEmpty(): void {

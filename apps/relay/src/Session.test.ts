@@ -251,16 +251,17 @@ describe('Session', () => {
     send(session, { op: 'subscribe', sid: 'd1', token: await h.tokens.sign({ stream: 'd1' }), from: '0-0' });
     await next(conn, 'live', 'd1');
     send(session, { op: 'subscribe', sid: 'pending', token: await h.tokens.sign({ stream: 'd2' }) });
-    session.drain(1234);
+    session.drain(1234, 1200);
     expect(conn.frames.at(-1)).toEqual({
       op: 'reconnect',
       reason: 'drain',
       positions: [{ sid: 'd1', stream: 'd1', id }],
       sinceDrainMs: 1234,
+      dueMs: 1200,
     });
     expect(conn.closedWith?.code).toBe(CloseCode.drainReconnect);
     const count = conn.texts.length;
-    session.drain(2000);
+    session.drain(2000, 2000);
     expect(conn.texts.length).toBe(count);
     expect(await metric(h, 'streamgate_relay_drain_notices_total')).toBe(1);
     expect(await metric(h, 'streamgate_relay_subscriptions')).toBe(0);

@@ -193,10 +193,10 @@ export class Session implements TokenEvents, LivenessTarget {
    * Drain notice: where each subscription resumes, then close 4000. Both in one tick, so no
    * event frame can slip in between the positions and the close.
    */
-  drain(sinceDrainMs: number): void {
+  drain(sinceDrainMs: number, dueMs: number): void {
     if (this.closed || this.conn.closed) return;
     this.deps.metrics.drainNotices.inc();
-    this.conn.send(reconnectFrameText(this.positions(), sinceDrainMs));
+    this.conn.send(reconnectFrameText(this.positions(), sinceDrainMs, dueMs));
     this.conn.close(CloseCode.drainReconnect, 'relay draining: reconnect now');
   }
 

@@ -168,6 +168,8 @@ export const reconnectFrameSchema = z.object({
   positions: z.array(z.object({ sid: subscriptionIdSchema, stream: streamNameSchema, id: streamIdSchema })),
   /** Milliseconds from the start of the pod's drain to this notice: lets clients observe the spread. */
   sinceDrainMs: z.optional(z.int().check(z.nonnegative())),
+  /** When this notice was due on the drain's schedule, on the same clock: `sinceDrainMs - dueMs` is how late it went out. */
+  dueMs: z.optional(z.int().check(z.nonnegative())),
 });
 
 export const pongFrameSchema = z.object({ op: z.literal('pong'), t: z.optional(z.number()) });

@@ -40,11 +40,12 @@ describe('serverFrames', () => {
     expect(wire(unsubscribedFrameText('s1', 'token_expired'))).toEqual({ op: 'unsubscribed', sid: 's1', reason: 'token_expired' });
     expect(wire(refreshTokenFrameText('s1', 1700000900))).toEqual({ op: 'refresh_token', sid: 's1', exp: 1700000900 });
     expect(wire(refreshedFrameText('s1', 1700001800))).toEqual({ op: 'refreshed', sid: 's1', exp: 1700001800 });
-    expect(wire(reconnectFrameText([{ sid: 's1', stream: 'orders:42', id: '3-0' }], 412))).toEqual({
+    expect(wire(reconnectFrameText([{ sid: 's1', stream: 'orders:42', id: '3-0' }], 412, 400))).toEqual({
       op: 'reconnect',
       reason: 'drain',
       positions: [{ sid: 's1', stream: 'orders:42', id: '3-0' }],
       sinceDrainMs: 412,
+      dueMs: 400,
     });
   });
 

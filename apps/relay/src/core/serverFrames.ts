@@ -58,8 +58,8 @@ export function refreshedFrameText(sid: string, exp: number): string {
   return JSON.stringify({ op: 'refreshed', sid, exp } satisfies RefreshedFrame);
 }
 
-export function reconnectFrameText(positions: ReconnectFrame['positions'], sinceDrainMs: number): string {
-  return JSON.stringify({ op: 'reconnect', reason: 'drain', positions, sinceDrainMs } satisfies ReconnectFrame);
+export function reconnectFrameText(positions: ReconnectFrame['positions'], sinceDrainMs: number, dueMs: number): string {
+  return JSON.stringify({ op: 'reconnect', reason: 'drain', positions, sinceDrainMs, dueMs } satisfies ReconnectFrame);
 }
 
 const PONG_TEXT = JSON.stringify({ op: 'pong' } satisfies PongFrame);

@@ -115,6 +115,60 @@ describe('ClusterChannels', () => {
     expect(pubsub.subscriberOf('b:1')?.commands).toHaveLength(1);
   });
 
+  it('subscribes a node’s keys again when it drops channels on its own with the slot still its, and reads them', async () => {
+    const { pubsub, channels, confirmed, watch, on } = setup();
+    watch('1:a', '2:b', '101:c');
+    await settle();
+    confirmed.length = 0;
+    const a = pubsub.subscriberOf('a:1');
+    // CLUSTER SETSLOT 1 NODE <a>, a's own slot: Redis 7.0 sends SUNSUBSCRIBE for its shard channels.
+    a?.dropChannels(['1:a']);
+    await settle();
+    expect(a?.commands.map((c) => [c.kind, ...[...c.keys].sort()])).toEqual([
+      ['subscribe', '1:a', '2:b'],
+      ['subscribe', '1:a', '2:b'],
+    ]);
+    expect(on('a:1')).toEqual(['1:a', '2:b']);
+    expect(channels.isSubscribed('1:a')).toBe(true);
+    expect([...confirmed].sort()).toEqual(['1:a', '2:b']);
+    expect(pubsub.subscriberOf('b:1')?.commands).toHaveLength(1);
+  });
+
+  it('sends a subscribe that was in flight when the node dropped channels again, once it is confirmed', async () => {
+    const { pubsub, channels, watch, on } = setup();
+    await settle();
+    watch('1:a');
+    const a = pubsub.subscriberOf('a:1');
+    // Its SUBSCRIBE is sent, not yet confirmed: the confirmation may predate the drop.
+    a?.dropChannels(['1:a']);
+    await settle();
+    expect(a?.commands.map((c) => [c.kind, ...c.keys])).toEqual([
+      ['subscribe', '1:a'],
+      ['subscribe', '1:a'],
+    ]);
+    expect(on('a:1')).toEqual(['1:a']);
+    expect(channels.isSubscribed('1:a')).toBe(true);
+  });
+
+  it('still unsubscribes on the old primary a key whose slot moved while that node dropped channels', async () => {
+    const { pubsub, watch, on } = setup();
+    watch('1:a', '2:b');
+    await settle();
+    // A migration: the old primary drops the slot's shard channels, then the slot map moves it;
+    // meanwhile nothing can be sent there (as when the SUBSCRIBE sent again is refused, MOVED).
+    const a = pubsub.subscriberOf('a:1');
+    if (a === undefined) throw new Error('no connection to a');
+    a.subscriberReady = false;
+    // The fake holds one channel per key: here it stands for 1:a's keyspace channel, which stays.
+    a.dropChannels([]);
+    pubsub.assign(1, 1, 'b:1');
+    pubsub.announce();
+    a.becomeReady();
+    await settle();
+    expect(on('a:1')).toEqual(['2:b']);
+    expect(on('b:1')).toEqual(['1:a']);
+  });
+
   it('holds no channel for a key whose slot has no primary (mid-failover) until one serves it', async () => {
     const { pubsub, confirmed, moved, watch, on } = setup();
     pubsub.assign(0, 99, undefined);

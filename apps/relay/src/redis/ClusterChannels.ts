@@ -150,6 +150,9 @@ export class ClusterChannels implements KeyspaceChannels {
     });
     subscriber.onClose(() => sync.connectionLost());
     subscriber.onReady(() => sync.connectionReady(this.keysOn(node)));
+    // The slot may still be this node's (a SETSLOT naming its owner again): its keys are subscribed
+    // again here; a key whose slot left is refused (MOVED) and follows the refreshed slot map.
+    subscriber.onChannelsDropped(() => sync.channelsDropped());
     const channels = { subscriber, sync };
     this.nodes.set(node, channels);
     return channels;

@@ -11,6 +11,12 @@ export interface NodeSubscriber {
   onReady(listener: () => void): void;
   /** Lost: what was subscribed is gone, what was in flight never settles. */
   onClose(listener: () => void): void;
+  /**
+   * The node dropped some of this connection's live (shard) channels on its own, without saying
+   * which: an unsolicited SUNSUBSCRIBE, sent when a slot's ownership is set again (a migration, or
+   * `CLUSTER SETSLOT … NODE` naming the owner it already has), or a MOVED answer.
+   */
+  onChannelsDropped(listener: () => void): void;
   disconnect(): void;
 }
 

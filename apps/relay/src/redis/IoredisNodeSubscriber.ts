@@ -85,6 +85,11 @@ export class IoredisNodeSubscriber implements NodeSubscriber {
     this.connection.on('close', guardHandler(listener, this.listeners.onHandlerError));
   }
 
+  /** ioredis reports an unsolicited SUNSUBSCRIBE, like a MOVED answer, as `moved`, without the channel. */
+  onChannelsDropped(listener: () => void): void {
+    this.connection.on('moved', guardHandler(listener, this.listeners.onHandlerError));
+  }
+
   disconnect(): void {
     this.connection.disconnect();
   }

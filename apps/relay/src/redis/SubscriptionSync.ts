@@ -33,6 +33,13 @@ export class SubscriptionSync implements KeyspaceChannels {
   private readonly inFlight = new Set<StreamName>();
   /** Keys whose wanted state may differ from the server's. */
   private readonly pending = new Set<StreamName>();
+  /**
+   * Subscribed, but some of their channels may have been dropped by the server: to be subscribed
+   * again. They stay in `subscribed`, so a key routed elsewhere meanwhile is still unsubscribed.
+   */
+  private readonly resend = new Set<StreamName>();
+  /** In flight when the server dropped channels: their confirmation may predate the drop. */
+  private readonly stale = new Set<StreamName>();
   private commands = 0;
   /** Bumped on every connection loss: confirmations of an earlier connection are stale. */
   private generation = 0;
@@ -67,7 +74,25 @@ export class SubscriptionSync implements KeyspaceChannels {
     this.generation++;
     this.subscribed.clear();
     this.inFlight.clear();
+    this.resend.clear();
+    this.stale.clear();
     this.commands = 0;
+  }
+
+  /**
+   * The server dropped some channels without saying which (an unsolicited SUNSUBSCRIBE): every
+   * key still wanted here is subscribed again and read once confirmed. SUBSCRIBE and SSUBSCRIBE of
+   * a channel still held change nothing; a key in flight is sent again once its confirmation
+   * comes, which may predate the drop.
+   */
+  channelsDropped(): void {
+    for (const key of this.subscribed) {
+      if (this.inFlight.has(key)) continue;
+      this.resend.add(key);
+      this.pending.add(key);
+    }
+    for (const key of this.inFlight) this.stale.add(key);
+    this.pump();
   }
 
   /** A fresh connection: every watched key is subscribed again (and read once confirmed). */
@@ -91,7 +116,8 @@ export class SubscriptionSync implements KeyspaceChannels {
         // Its confirmation looks at the key again.
         if (this.inFlight.has(key)) continue;
         const want = this.options.wanted(key);
-        if (want && !this.subscribed.has(key)) subscribe.push(key);
+        const resend = this.resend.delete(key);
+        if (want && (resend || !this.subscribed.has(key))) subscribe.push(key);
         else if (!want && this.subscribed.has(key)) unsubscribe.push(key);
         if (subscribe.length >= batchSize || unsubscribe.length >= batchSize) break;
       }
@@ -112,9 +138,11 @@ export class SubscriptionSync implements KeyspaceChannels {
         this.settle(keys);
         const confirmed: StreamName[] = [];
         for (const key of keys) {
+          const stale = this.stale.delete(key);
           if (subscribe) this.subscribed.add(key);
           else this.subscribed.delete(key);
-          if (this.options.wanted(key) !== this.subscribed.has(key)) this.pending.add(key);
+          if (subscribe && stale) this.resend.add(key);
+          if (this.options.wanted(key) !== this.subscribed.has(key) || this.resend.has(key)) this.pending.add(key);
           else if (subscribe) confirmed.push(key);
         }
         if (confirmed.length > 0) this.options.onConfirmed(confirmed);
@@ -123,7 +151,11 @@ export class SubscriptionSync implements KeyspaceChannels {
       (thrown: unknown) => {
         if (generation !== this.generation || !this.running) return;
         this.settle(keys);
-        for (const key of keys) this.pending.add(key);
+        for (const key of keys) {
+          // A failed resend leaves the key subscribed as far as this knows: it must go out again.
+          if (this.stale.delete(key) || subscribe) this.resend.add(key);
+          this.pending.add(key);
+        }
         this.options.onError(toError(thrown));
         void this.retryLater();
       },

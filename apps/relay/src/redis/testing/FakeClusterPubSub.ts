@@ -9,6 +9,7 @@ export class FakeNodeSubscriber implements NodeSubscriber {
   disconnected = false;
   private readonly readyListeners: Array<() => void> = [];
   private readonly closeListeners: Array<() => void> = [];
+  private readonly droppedListeners: Array<() => void> = [];
 
   constructor(readonly node: string) {}
 
@@ -24,6 +25,12 @@ export class FakeNodeSubscriber implements NodeSubscriber {
     this.subscriberReady = false;
     this.channels.clear();
     for (const listener of this.closeListeners) listener();
+  }
+
+  /** The node drops these channels on its own (an unsolicited SUNSUBSCRIBE) and says so, not which. */
+  dropChannels(keys: readonly StreamName[]): void {
+    for (const key of keys) this.channels.delete(key);
+    for (const listener of this.droppedListeners) listener();
   }
 
   subscribe(keys: readonly StreamName[]): Promise<void> {
@@ -44,6 +51,10 @@ export class FakeNodeSubscriber implements NodeSubscriber {
 
   onClose(listener: () => void): void {
     this.closeListeners.push(listener);
+  }
+
+  onChannelsDropped(listener: () => void): void {
+    this.droppedListeners.push(listener);
   }
 
   disconnect(): void {
