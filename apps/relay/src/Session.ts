@@ -1,11 +1,15 @@
-import { CloseCode, parseClientFrame, relayError } from '@streamgate/protocol';
-import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
+import { CloseCode, relayError } from '@streamgate/protocol';
+import type { ClientFrame, RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
 import type { Logger } from 'pino';
 import type { Connection } from './core/Connection.js';
 import { PING_FRAME_TEXT } from './core/serverFrames.js';
 import type { LivenessMember, LivenessSweep, LivenessTarget } from './liveness/LivenessSweep.js';
 import type { HubSubscriber } from './core/HubSubscriber.js';
 import type { StreamHub } from './core/StreamHub.js';
+import { ActiveSubscription } from './ActiveSubscription.js';
+import type { SessionSubscription } from './ActiveSubscription.js';
+import { readClientFrame } from './readClientFrame.js';
+import { refreshVerdict } from './refreshVerdict.js';
 import {
   errorFrameText,
   pongEchoFrameText,
@@ -17,7 +21,6 @@ import {
   welcomeFrameText,
 } from './core/serverFrames.js';
 import type { Verifier } from './revocation/RevokingVerifier.js';
-import { RevocationList } from './revocation/RevocationList.js';
 import type { RevocationRecord } from '@streamgate/protocol';
 import type { RelayMetrics } from './RelayMetrics.js';
 import { systemClock } from './Clock.js';
@@ -54,21 +57,6 @@ export interface SessionDeps {
   readonly liveness?: LivenessSweep;
 }
 
-type SessionSub =
-  | { state: 'authorizing'; sid: string }
-  | {
-      state: 'active';
-      sid: string;
-      subject: string;
-      stream: string;
-      /** `iat` of the token in force: a revocation ends the subscription only if it covers this token. */
-      iat: number;
-      target: string;
-      hub: StreamHub;
-      hubSub: HubSubscriber;
-      timers: TokenTimers;
-    };
-
 /**
  * One client socket's protocol state: its subscriptions, each with its own token. It speaks
  * frames over a Connection and knows nothing of uWS. Every bad input is answered with a typed
@@ -76,7 +64,7 @@ type SessionSub =
  */
 export class Session implements TokenEvents, LivenessTarget {
   private alive: LivenessMember | null = null;
-  private readonly subs = new Map<string, SessionSub>();
+  private readonly subs = new Map<string, SessionSubscription>();
   private closed = false;
   /** Made on the first unusable frame: most sockets never send one, and an idle one should not hold it. */
   private violations: ProtocolViolationGuard | null = null;
@@ -96,7 +84,7 @@ export class Session implements TokenEvents, LivenessTarget {
     // by transpilers that keep names (tsx), which turns each copy into a dictionary-mode object.
     this.hubEnded = (error, hubSub) => {
       const current = this.subs.get(hubSub.sid);
-      if (current?.state === 'active' && current.hubSub === hubSub) this.endedByHub(current, error);
+      if (current?.state === 'active' && current.reads(hubSub)) this.endedByHub(current, error);
     };
   }
 
@@ -138,25 +126,25 @@ export class Session implements TokenEvents, LivenessTarget {
   }
 
   private handle(text: string, byteLength: number): void {
-    if (byteLength > this.deps.maxFrameBytes) {
-      this.deps.metrics.limitBreach('frame_size');
-      this.refuseFrame(relayError('frame_too_large', `frame of ${byteLength} bytes exceeds the limit of ${this.deps.maxFrameBytes}`));
-      return;
-    }
-    const parsed = parseClientFrame(text);
-    if (!parsed.ok) {
-      if (parsed.error.code === 'token_missing') {
-        // A frame without its token is a refusal of authorization, not garbage: it ends a run.
+    const read = readClientFrame(text, byteLength, this.deps.maxFrameBytes);
+    switch (read.kind) {
+      case 'too_large':
+        this.deps.metrics.limitBreach('frame_size');
+        return this.refuseFrame(read.error);
+      case 'unusable':
+        return this.refuseFrame(read.error, read.sid);
+      case 'unauthorized':
+        // A refusal of authorization, not garbage: it ends a run of unusable frames.
         this.violations?.usable();
-        this.deps.metrics.authFailures.inc({ reason: 'token_missing' });
-        this.reject(parsed.error, parsed.sid);
-      } else {
-        this.refuseFrame(parsed.error, parsed.sid);
-      }
-      return;
+        this.deps.metrics.authFailures.inc({ reason: read.error.code });
+        return this.reject(read.error, read.sid);
+      case 'frame':
+        this.violations?.usable();
+        return this.dispatch(read.frame, text);
     }
-    this.violations?.usable();
-    const frame = parsed.frame;
+  }
+
+  private dispatch(frame: ClientFrame, text: string): void {
     switch (frame.op) {
       case 'subscribe':
         this.subscribe(frame).catch((error: unknown) => this.fault(error));
@@ -184,7 +172,7 @@ export class Session implements TokenEvents, LivenessTarget {
   positions(): Array<{ sid: string; stream: string; id: StreamId }> {
     const out: Array<{ sid: string; stream: string; id: StreamId }> = [];
     for (const sub of this.subs.values()) {
-      if (sub.state === 'active') out.push({ sid: sub.sid, stream: sub.stream, id: sub.hub.positionOf(sub.hubSub) });
+      if (sub.state === 'active') out.push({ sid: sub.sid, stream: sub.stream, id: sub.position() });
     }
     return out;
   }
@@ -204,7 +192,7 @@ export class Session implements TokenEvents, LivenessTarget {
   revoke(record: RevocationRecord): number {
     let ended = 0;
     for (const sub of [...this.subs.values()]) {
-      if (sub.state !== 'active' || !RevocationList.matches(record, { sub: sub.subject, stream: sub.stream, iat: sub.iat })) continue;
+      if (sub.state !== 'active' || !sub.coveredBy(record)) continue;
       this.unsubscribe(sub.sid, 'revoked');
       ended += 1;
     }
@@ -261,7 +249,7 @@ export class Session implements TokenEvents, LivenessTarget {
       this.deps.metrics.limitBreach('subscriptions');
       return this.reject(relayError('too_many_subscriptions', `at most ${this.deps.maxSubscriptions} subscriptions per socket`), sid);
     }
-    const pending: SessionSub = { state: 'authorizing', sid };
+    const pending: SessionSubscription = { state: 'authorizing', sid };
     this.subs.set(sid, pending);
     const verified = await this.deps.verifier.verify(frame.token);
     // The socket closed or the client unsubscribed while the token was checked.
@@ -278,20 +266,10 @@ export class Session implements TokenEvents, LivenessTarget {
     }
     const hub = this.deps.hubFor(claims.redis);
     const hubSub: HubSubscriber = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp, this.hubEnded);
-    const active: SessionSub = {
-      state: 'active',
-      sid,
-      subject: claims.sub,
-      stream: claims.stream,
-      iat: claims.iat,
-      target: internTarget(claims.redis),
-      hub,
-      hubSub,
-      timers: new TokenTimers(this.timerOptions, sid, this),
-    };
+    const active = new ActiveSubscription(sid, claims, hub, hubSub, new TokenTimers(this.timerOptions, sid, this));
     this.subs.set(sid, active);
     this.deps.metrics.subscriptions.inc();
-    active.timers.schedule(claims);
+    active.armTimers(claims);
     const started = await hubSub.started;
     if (!started.ok && this.subs.get(sid) === active) {
       this.drop(active);
@@ -311,7 +289,7 @@ export class Session implements TokenEvents, LivenessTarget {
   }
 
   /** The hub ended an established subscription; the client hears `unsubscribed` with the reason. */
-  private endedByHub(sub: SessionSub, error: RelayError): void {
+  private endedByHub(sub: SessionSubscription, error: RelayError): void {
     this.deps.log.debug({ sid: sub.sid, code: error.code, message: error.message }, 'subscription ended by the hub');
     this.drop(sub);
     this.send(unsubscribedFrameText(sub.sid, error.code));
@@ -334,30 +312,19 @@ export class Session implements TokenEvents, LivenessTarget {
     }
     const verified = await this.deps.verifier.verify(frame.token);
     if (this.closed || this.subs.get(frame.sid) !== sub) return;
-    let error: RelayError | null = verified.ok ? null : verified.error;
-    if (verified.ok) {
-      const c = verified.claims;
-      if (c.sub !== sub.subject) error = relayError('token_subject_mismatch', 'refreshed token names another subject');
-      else if (c.stream !== sub.stream) error = relayError('token_stream_mismatch', 'refreshed token names another stream');
-      else if (c.redis !== sub.target) {
-        // The issuer now places the stream on another target (docs/protocol.md §16): this
-        // subscription reads a Redis that no longer receives its entries, so it ends at once and
-        // the client subscribes again with the token it just sent.
-        this.deps.metrics.refreshes.inc({ outcome: 'moved' });
+    const verdict = refreshVerdict(sub, verified);
+    this.deps.metrics.refreshes.inc({ outcome: verdict.outcome });
+    switch (verdict.outcome) {
+      case 'moved':
+        // The client subscribes again with the token it just sent.
         return this.unsubscribe(sub.sid, 'stream_moved');
-      }
+      case 'refused':
+        this.deps.metrics.authFailures.inc({ reason: verdict.error.code });
+        return this.reject(verdict.error, frame.sid);
+      case 'ok':
+        sub.renew(verdict.claims);
+        this.send(refreshedFrameText(sub.sid, verdict.claims.exp));
     }
-    if (error !== null || !verified.ok) {
-      this.deps.metrics.refreshes.inc({ outcome: 'refused' });
-      this.deps.metrics.authFailures.inc({ reason: error?.code ?? 'internal' });
-      return this.reject(error ?? relayError('internal', 'refresh failed'), frame.sid);
-    }
-    this.deps.metrics.refreshes.inc({ outcome: 'ok' });
-    sub.iat = verified.claims.iat;
-    sub.hubSub.renewExpiry(verified.claims.exp);
-    // Asks for a new token within its refresh window; ends the subscription once it ran out.
-    sub.timers.schedule(verified.claims);
-    this.send(refreshedFrameText(sub.sid, verified.claims.exp));
   }
 
   /**
@@ -369,15 +336,14 @@ export class Session implements TokenEvents, LivenessTarget {
     return false;
   }
 
-  private drop(sub: SessionSub): void {
+  private drop(sub: SessionSubscription): void {
     this.subs.delete(sub.sid);
     this.release(sub);
   }
 
-  private release(sub: SessionSub): void {
+  private release(sub: SessionSubscription): void {
     if (sub.state !== 'active') return;
-    sub.timers.cancel();
-    sub.hub.unsubscribe(sub.hubSub);
+    sub.release();
     this.deps.metrics.subscriptions.dec();
   }
 }
@@ -398,18 +364,4 @@ function timerOptionsOf(deps: SessionDeps): TokenTimersOptions {
     timerOptionsByDeps.set(deps, options);
   }
   return options;
-}
-
-/**
- * One string per Redis target for every subscription on it. Each verified token decodes a fresh
- * copy of its `redis` claim, which an idle subscription would otherwise hold for its life; the
- * verifier passes only allowlisted targets, so this holds at most the allowlist.
- */
-const internedTargets = new Map<string, string>();
-
-function internTarget(target: string): string {
-  const known = internedTargets.get(target);
-  if (known !== undefined) return known;
-  internedTargets.set(target, target);
-  return target;
 }
