@@ -1,30 +1,19 @@
-import { CloseCode, parseClientFrame, relayError } from '@streamgate/protocol';
-import type { RefreshFrame, RelayError, StreamId, SubscribeFrame } from '@streamgate/protocol';
+import { CloseCode, relayError } from '@streamgate/protocol';
+import type { ClientFrame, RelayError } from '@streamgate/protocol';
 import type { Logger } from 'pino';
 import type { Connection } from './core/Connection.js';
 import { PING_FRAME_TEXT } from './core/serverFrames.js';
 import type { LivenessMember, LivenessSweep, LivenessTarget } from './liveness/LivenessSweep.js';
-import type { HubSubscriber } from './core/HubSubscriber.js';
 import type { StreamHub } from './core/StreamHub.js';
-import {
-  errorFrameText,
-  pongEchoFrameText,
-  pongFrameText,
-  reconnectFrameText,
-  refreshTokenFrameText,
-  refreshedFrameText,
-  unsubscribedFrameText,
-  welcomeFrameText,
-} from './core/serverFrames.js';
+import { readClientFrame } from './readClientFrame.js';
+import { SessionSubscriptions } from './SessionSubscriptions.js';
+import { pongEchoFrameText, pongFrameText, reconnectFrameText, welcomeFrameText } from './core/serverFrames.js';
 import type { Verifier } from './revocation/RevokingVerifier.js';
-import { RevocationList } from './revocation/RevocationList.js';
-import type { RevocationRecord } from '@streamgate/protocol';
 import type { RelayMetrics } from './RelayMetrics.js';
 import { systemClock } from '@streamgate/protocol';
 import { ProtocolViolationGuard } from './limits/ProtocolViolationGuard.js';
 import { rawNumberMember } from './rawNumberMember.js';
 import { DeadlineQueue } from './DeadlineQueue.js';
-import { TokenTimers } from './TokenTimers.js';
 import type { TokenEvents, TokenTimersOptions } from './TokenTimers.js';
 import type { Clock } from '@streamgate/protocol';
 
@@ -54,50 +43,18 @@ export interface SessionDeps {
   readonly liveness?: LivenessSweep;
 }
 
-type SessionSub =
-  | { state: 'authorizing'; sid: string }
-  | {
-      state: 'active';
-      sid: string;
-      subject: string;
-      stream: string;
-      /** `iat` of the token in force: a revocation ends the subscription only if it covers this token. */
-      iat: number;
-      target: string;
-      hub: StreamHub;
-      hubSub: HubSubscriber;
-      timers: TokenTimers;
-    };
-
 /**
- * One client socket's protocol state: its subscriptions, each with its own token. It speaks
- * frames over a Connection and knows nothing of uWS. Every bad input is answered with a typed
- * error frame and leaves the session serving.
+ * One client socket's protocol state: frames in, liveness, drain and close, over the
+ * subscriptions it extends. It speaks frames over a Connection and knows nothing of uWS. Every
+ * bad input is answered with a typed error frame and leaves the session serving.
  */
-export class Session implements TokenEvents, LivenessTarget {
+export class Session extends SessionSubscriptions<SessionDeps> implements TokenEvents, LivenessTarget {
   private alive: LivenessMember | null = null;
-  private readonly subs = new Map<string, SessionSub>();
-  private closed = false;
   /** Made on the first unusable frame: most sockets never send one, and an idle one should not hold it. */
   private violations: ProtocolViolationGuard | null = null;
-  private readonly timerOptions: TokenTimersOptions;
-  /**
-   * What the hub calls when it ends one of this socket's subscriptions: one function for all of
-   * them (each subscription holding a closure of its own would cost every idle socket).
-   */
-  private readonly hubEnded: (error: RelayError, hubSub: HubSubscriber) => void;
 
-  constructor(
-    private readonly conn: Connection,
-    private readonly deps: SessionDeps,
-  ) {
-    this.timerOptions = timerOptionsOf(deps);
-    // Assigned here, not as a class field: a field's arrow gets a `name` property defined on it
-    // by transpilers that keep names (tsx), which turns each copy into a dictionary-mode object.
-    this.hubEnded = (error, hubSub) => {
-      const current = this.subs.get(hubSub.sid);
-      if (current?.state === 'active' && current.hubSub === hubSub) this.endedByHub(current, error);
-    };
+  constructor(conn: Connection, deps: SessionDeps) {
+    super(conn, deps, timerOptionsOf(deps));
   }
 
   open(): void {
@@ -138,25 +95,25 @@ export class Session implements TokenEvents, LivenessTarget {
   }
 
   private handle(text: string, byteLength: number): void {
-    if (byteLength > this.deps.maxFrameBytes) {
-      this.deps.metrics.limitBreach('frame_size');
-      this.refuseFrame(relayError('frame_too_large', `frame of ${byteLength} bytes exceeds the limit of ${this.deps.maxFrameBytes}`));
-      return;
-    }
-    const parsed = parseClientFrame(text);
-    if (!parsed.ok) {
-      if (parsed.error.code === 'token_missing') {
-        // A frame without its token is a refusal of authorization, not garbage: it ends a run.
+    const read = readClientFrame(text, byteLength, this.deps.maxFrameBytes);
+    switch (read.kind) {
+      case 'too_large':
+        this.deps.metrics.limitBreach('frame_size');
+        return this.refuseFrame(read.error);
+      case 'unusable':
+        return this.refuseFrame(read.error, read.sid);
+      case 'unauthorized':
+        // A refusal of authorization, not garbage: it ends a run of unusable frames.
         this.violations?.usable();
-        this.deps.metrics.authFailures.inc({ reason: 'token_missing' });
-        this.reject(parsed.error, parsed.sid);
-      } else {
-        this.refuseFrame(parsed.error, parsed.sid);
-      }
-      return;
+        this.deps.metrics.authFailures.inc({ reason: read.error.code });
+        return this.reject(read.error, read.sid);
+      case 'frame':
+        this.violations?.usable();
+        return this.dispatch(read.frame, text);
     }
-    this.violations?.usable();
-    const frame = parsed.frame;
+  }
+
+  private dispatch(frame: ClientFrame, text: string): void {
     switch (frame.op) {
       case 'subscribe':
         this.subscribe(frame).catch((error: unknown) => this.fault(error));
@@ -180,44 +137,22 @@ export class Session implements TokenEvents, LivenessTarget {
     }
   }
 
-  /** Last position of every subscription, for a drain notice. */
-  positions(): Array<{ sid: string; stream: string; id: StreamId }> {
-    const out: Array<{ sid: string; stream: string; id: StreamId }> = [];
-    for (const sub of this.subs.values()) {
-      if (sub.state === 'active') out.push({ sid: sub.sid, stream: sub.stream, id: sub.hub.positionOf(sub.hubSub) });
-    }
-    return out;
-  }
-
   /**
    * Drain notice: where each subscription resumes, then close 4000. Both in one tick, so no
    * event frame can slip in between the positions and the close.
    */
   drain(sinceDrainMs: number, dueMs: number): void {
-    if (this.closed || this.conn.closed) return;
+    if (!this.writable()) return;
     this.deps.metrics.drainNotices.inc();
     this.conn.send(reconnectFrameText(this.positions(), sinceDrainMs, dueMs));
     this.conn.close(CloseCode.drainReconnect, 'relay draining: reconnect now');
   }
 
-  /** Ends, with `unsubscribed` `revoked`, every subscription whose token `record` covers; returns how many. */
-  revoke(record: RevocationRecord): number {
-    let ended = 0;
-    for (const sub of [...this.subs.values()]) {
-      if (sub.state !== 'active' || !RevocationList.matches(record, { sub: sub.subject, stream: sub.stream, iat: sub.iat })) continue;
-      this.unsubscribe(sub.sid, 'revoked');
-      ended += 1;
-    }
-    return ended;
-  }
-
   /** The socket is gone: release everything without writing to it. */
   onClose(): void {
-    if (this.closed) return;
-    this.closed = true;
+    if (!this.markClosed()) return;
     this.deps.metrics.connections.dec();
-    for (const sub of this.subs.values()) this.release(sub);
-    this.subs.clear();
+    this.releaseAll();
     if (this.alive !== null) this.deps.liveness?.remove(this.alive);
     this.alive = null;
     this.deps.onClosed?.(this, this.conn);
@@ -227,7 +162,7 @@ export class Session implements TokenEvents, LivenessTarget {
   private refuseFrame(error: RelayError, sid?: string): void {
     this.reject(error, sid);
     this.violations ??= new ProtocolViolationGuard();
-    if (!this.violations.refused() || this.closed || this.conn.closed) return;
+    if (!this.violations.refused() || !this.writable()) return;
     this.deps.metrics.limitBreach('protocol_violation');
     this.conn.close(CloseCode.protocolViolation, 'protocol violation: only unusable frames received');
   }
@@ -239,146 +174,9 @@ export class Session implements TokenEvents, LivenessTarget {
    */
   private fault(error: unknown): void {
     this.deps.log.error({ err: error }, 'session fault: closing the socket with 4005');
-    if (this.closed || this.conn.closed) return;
+    if (!this.writable()) return;
     this.reject(relayError('internal', 'unexpected relay fault; reconnect and resume'));
     this.conn.close(CloseCode.internalError, 'internal error: reconnect with backoff');
-  }
-
-  private reject(error: RelayError, sid?: string): void {
-    this.deps.metrics.frameError(error.code);
-    this.send(errorFrameText(error.code, error.retryable, error.message, sid));
-  }
-
-  private send(text: string): void {
-    if (!this.closed && !this.conn.closed) this.conn.send(text);
-  }
-
-  private async subscribe(frame: SubscribeFrame): Promise<void> {
-    const { sid } = frame;
-    if (this.subs.has(sid))
-      return this.reject(relayError('duplicate_subscription', `subscription ${sid} already exists on this socket`), sid);
-    if (this.subs.size >= this.deps.maxSubscriptions) {
-      this.deps.metrics.limitBreach('subscriptions');
-      return this.reject(relayError('too_many_subscriptions', `at most ${this.deps.maxSubscriptions} subscriptions per socket`), sid);
-    }
-    const pending: SessionSub = { state: 'authorizing', sid };
-    this.subs.set(sid, pending);
-    const verified = await this.deps.verifier.verify(frame.token);
-    // The socket closed or the client unsubscribed while the token was checked.
-    if (this.closed || this.subs.get(sid) !== pending) return;
-    if (!verified.ok) {
-      this.subs.delete(sid);
-      this.deps.metrics.authFailures.inc({ reason: verified.error.code });
-      return this.reject(verified.error, sid);
-    }
-    const claims = verified.claims;
-    if (this.holdsStream(claims.stream)) {
-      this.subs.delete(sid);
-      return this.reject(relayError('duplicate_stream', `this socket already subscribes to ${claims.stream}`), sid);
-    }
-    const hub = this.deps.hubFor(claims.redis);
-    const hubSub: HubSubscriber = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp, this.hubEnded);
-    const active: SessionSub = {
-      state: 'active',
-      sid,
-      subject: claims.sub,
-      stream: claims.stream,
-      iat: claims.iat,
-      target: internTarget(claims.redis),
-      hub,
-      hubSub,
-      timers: new TokenTimers(this.timerOptions, sid, this),
-    };
-    this.subs.set(sid, active);
-    this.deps.metrics.subscriptions.inc();
-    active.timers.schedule(claims);
-    const started = await hubSub.started;
-    if (!started.ok && this.subs.get(sid) === active) {
-      this.drop(active);
-      if (started.error.code !== 'unknown_subscription') this.reject(started.error, sid);
-    }
-  }
-
-  /** For the token timers of subscription `sid`: time to ask for a new token. */
-  refreshDue(sid: string, exp: number): void {
-    this.send(refreshTokenFrameText(sid, exp));
-  }
-
-  /** For the token timers of subscription `sid`: its token ran out. */
-  expired(sid: string): void {
-    this.deps.metrics.refreshes.inc({ outcome: 'expired' });
-    this.unsubscribe(sid, 'token_expired');
-  }
-
-  /** The hub ended an established subscription; the client hears `unsubscribed` with the reason. */
-  private endedByHub(sub: SessionSub, error: RelayError): void {
-    this.deps.log.debug({ sid: sub.sid, code: error.code, message: error.message }, 'subscription ended by the hub');
-    this.drop(sub);
-    this.send(unsubscribedFrameText(sub.sid, error.code));
-  }
-
-  private unsubscribe(sid: string, reason: 'client' | RelayError['code']): void {
-    const sub = this.subs.get(sid);
-    if (sub === undefined) {
-      if (reason === 'client') this.reject(relayError('unknown_subscription', `no subscription ${sid} on this socket`), sid);
-      return;
-    }
-    this.drop(sub);
-    this.send(unsubscribedFrameText(sid, reason));
-  }
-
-  private async refresh(frame: RefreshFrame): Promise<void> {
-    const sub = this.subs.get(frame.sid);
-    if (sub === undefined || sub.state !== 'active') {
-      return this.reject(relayError('unknown_subscription', `no active subscription ${frame.sid} to refresh`), frame.sid);
-    }
-    const verified = await this.deps.verifier.verify(frame.token);
-    if (this.closed || this.subs.get(frame.sid) !== sub) return;
-    let error: RelayError | null = verified.ok ? null : verified.error;
-    if (verified.ok) {
-      const c = verified.claims;
-      if (c.sub !== sub.subject) error = relayError('token_subject_mismatch', 'refreshed token names another subject');
-      else if (c.stream !== sub.stream) error = relayError('token_stream_mismatch', 'refreshed token names another stream');
-      else if (c.redis !== sub.target) {
-        // The issuer now places the stream on another target (docs/protocol.md §16): this
-        // subscription reads a Redis that no longer receives its entries, so it ends at once and
-        // the client subscribes again with the token it just sent.
-        this.deps.metrics.refreshes.inc({ outcome: 'moved' });
-        return this.unsubscribe(sub.sid, 'stream_moved');
-      }
-    }
-    if (error !== null || !verified.ok) {
-      this.deps.metrics.refreshes.inc({ outcome: 'refused' });
-      this.deps.metrics.authFailures.inc({ reason: error?.code ?? 'internal' });
-      return this.reject(error ?? relayError('internal', 'refresh failed'), frame.sid);
-    }
-    this.deps.metrics.refreshes.inc({ outcome: 'ok' });
-    sub.iat = verified.claims.iat;
-    sub.hubSub.renewExpiry(verified.claims.exp);
-    // Asks for a new token within its refresh window; ends the subscription once it ran out.
-    sub.timers.schedule(verified.claims);
-    this.send(refreshedFrameText(sub.sid, verified.claims.exp));
-  }
-
-  /**
-   * Whether a subscription (active) already reads `stream`. A scan of at most maxSubscriptions
-   * entries, once per subscribe, instead of a second per-socket set that every idle socket holds.
-   */
-  private holdsStream(stream: string): boolean {
-    for (const sub of this.subs.values()) if (sub.state === 'active' && sub.stream === stream) return true;
-    return false;
-  }
-
-  private drop(sub: SessionSub): void {
-    this.subs.delete(sub.sid);
-    this.release(sub);
-  }
-
-  private release(sub: SessionSub): void {
-    if (sub.state !== 'active') return;
-    sub.timers.cancel();
-    sub.hub.unsubscribe(sub.hubSub);
-    this.deps.metrics.subscriptions.dec();
   }
 }
 
@@ -398,18 +196,4 @@ function timerOptionsOf(deps: SessionDeps): TokenTimersOptions {
     timerOptionsByDeps.set(deps, options);
   }
   return options;
-}
-
-/**
- * One string per Redis target for every subscription on it. Each verified token decodes a fresh
- * copy of its `redis` claim, which an idle subscription would otherwise hold for its life; the
- * verifier passes only allowlisted targets, so this holds at most the allowlist.
- */
-const internedTargets = new Map<string, string>();
-
-function internTarget(target: string): string {
-  const known = internedTargets.get(target);
-  if (known !== undefined) return known;
-  internedTargets.set(target, target);
-  return target;
 }
