@@ -1,27 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import type { Plugin } from 'esbuild';
+import { APP_ENTRIES } from './builtAppPath.js';
 import { repoRoot } from './repoRoot.js';
-
-/** The app entry points tests spawn (spawnApps.ts, spawnIngest.ts), each built to `<name>.mjs`. */
-export const APP_ENTRIES = {
-  auth: 'apps/auth/src/main.ts',
-  dashboard: 'apps/dashboard/src/main.ts',
-  ingest: 'apps/ingest/src/main.ts',
-  relay: 'apps/relay/src/main.ts',
-} as const;
-
-export type AppName = keyof typeof APP_ENTRIES;
-
-/** The built file for a source entry in `buildDir`, or undefined if the entry is not an app built here. */
-export function builtAppPath(buildDir: string, entry: string): string | undefined {
-  const rel = relative(repoRoot(), entry);
-  const name = (Object.keys(APP_ENTRIES) as AppName[]).find((app) => APP_ENTRIES[app] === rel);
-  return name === undefined ? undefined : join(buildDir, `${name}.mjs`);
-}
 
 const builtins = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)]);
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { appCommand, appNodeVersion, appRuntime } from './appRuntime.js';
-import { builtAppPath } from './buildApps.js';
+import { builtAppPath } from './builtAppPath.js';
 import { readListeningPort } from './readListeningPort.js';
 import { repoRoot } from './repoRoot.js';
 import { ServiceError, spawnService } from './spawnService.js';
