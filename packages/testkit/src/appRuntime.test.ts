@@ -9,10 +9,11 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('parseAppRuntime', () => {
   it('runs the apps on this Node on this host when neither variable is set (blank counts as unset)', () => {
-    expect(parseAppRuntime({})).toEqual({ node: process.execPath, relayChroot: undefined });
-    expect(parseAppRuntime({ STREAMGATE_APP_NODE: ' ', STREAMGATE_RELAY_CHROOT: '' })).toEqual({
+    expect(parseAppRuntime({})).toEqual({ node: process.execPath, relayChroot: undefined, appBuild: undefined });
+    expect(parseAppRuntime({ STREAMGATE_APP_NODE: ' ', STREAMGATE_RELAY_CHROOT: '', STREAMGATE_APP_BUILD: ' ' })).toEqual({
       node: process.execPath,
       relayChroot: undefined,
+      appBuild: undefined,
     });
   });
 
@@ -24,6 +25,9 @@ describe('parseAppRuntime', () => {
     expect(() => parseAppRuntime({ STREAMGATE_RELAY_CHROOT: join(root, 'missing') })).toThrow(
       'STREAMGATE_RELAY_CHROOT: is not a directory',
     );
+    expect(() => parseAppRuntime({ STREAMGATE_APP_BUILD: 'build' })).toThrow('STREAMGATE_APP_BUILD: must be an absolute path');
+    expect(() => parseAppRuntime({ STREAMGATE_APP_BUILD: join(root, 'missing') })).toThrow('STREAMGATE_APP_BUILD: is not a directory');
+    expect(parseAppRuntime({ STREAMGATE_APP_BUILD: root }).appBuild).toBe(root);
   });
 });
 

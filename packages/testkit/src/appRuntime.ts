@@ -10,6 +10,8 @@ import { z } from 'zod';
  * relay — whose uWS binaries for Node 22/24 need glibc >= 2.38 — inside a newer userland with
  * STREAMGATE_RELAY_CHROOT (a root directory that sees this checkout, /tmp and the node binary
  * at the same paths; the script mounts it). The test runner itself stays on this Node.
+ * STREAMGATE_APP_BUILD is a directory of apps bundled once per test run (buildApps.ts; the e2e
+ * projects' global setup sets it): apps start from there instead of compiling through tsx.
  */
 const runtimeEnv = z.object({
   STREAMGATE_APP_NODE: z
@@ -22,6 +24,11 @@ const runtimeEnv = z.object({
     .refine(isAbsolute, 'must be an absolute path to a root directory (scripts/debianUserland.mjs sets it)')
     .refine(isDirectory, 'is not a directory')
     .optional(),
+  STREAMGATE_APP_BUILD: z
+    .string()
+    .refine(isAbsolute, 'must be an absolute path to a directory of bundled apps (buildApps.ts)')
+    .refine(isDirectory, 'is not a directory')
+    .optional(),
 });
 
 export interface AppRuntime {
@@ -29,6 +36,8 @@ export interface AppRuntime {
   readonly node: string;
   /** The root directory the relay runs in, if not this host's. */
   readonly relayChroot: string | undefined;
+  /** The directory of apps bundled for this run, if any; otherwise apps run from source via tsx. */
+  readonly appBuild: string | undefined;
 }
 
 function isExecutableFile(path: string): boolean {
@@ -56,12 +65,17 @@ export function parseAppRuntime(env: Readonly<Record<string, string | undefined>
   const parsed = runtimeEnv.safeParse({
     STREAMGATE_APP_NODE: blankAsUnset(env.STREAMGATE_APP_NODE),
     STREAMGATE_RELAY_CHROOT: blankAsUnset(env.STREAMGATE_RELAY_CHROOT),
+    STREAMGATE_APP_BUILD: blankAsUnset(env.STREAMGATE_APP_BUILD),
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`testkit app runtime: ${problems.join('; ')}`);
   }
-  return { node: parsed.data.STREAMGATE_APP_NODE ?? process.execPath, relayChroot: parsed.data.STREAMGATE_RELAY_CHROOT };
+  return {
+    node: parsed.data.STREAMGATE_APP_NODE ?? process.execPath,
+    relayChroot: parsed.data.STREAMGATE_RELAY_CHROOT,
+    appBuild: parsed.data.STREAMGATE_APP_BUILD,
+  };
 }
 
 let cached: AppRuntime | undefined;

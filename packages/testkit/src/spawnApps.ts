@@ -1,6 +1,9 @@
-import { appNodeVersion } from './appRuntime.js';
+import { resolve } from 'node:path';
+import { appCommand, appNodeVersion, appRuntime } from './appRuntime.js';
+import { builtAppPath } from './builtAppPath.js';
 import { readListeningPort } from './readListeningPort.js';
-import { ServiceError } from './spawnService.js';
+import { repoRoot } from './repoRoot.js';
+import { ServiceError, spawnService } from './spawnService.js';
 import type { Service } from './spawnService.js';
 import { spawnTsEntry } from './spawnTsEntry.js';
 
@@ -17,8 +20,10 @@ export interface RelayProcess extends AppProcess {
 }
 
 /**
- * An app from source on loopback: waits for its `"msg":"listening"` log line and reads the port
- * from it (every app logs its port there; the kernel picks it when asked for port 0).
+ * An app on loopback: waits for its `"msg":"listening"` log line and reads the port from it
+ * (every app logs its port there; the kernel picks it when asked for port 0). It runs from the
+ * run's bundle when STREAMGATE_APP_BUILD is set (the e2e global setup builds it once), else
+ * from source through tsx.
  */
 export async function spawnApp(
   entry: string,
@@ -26,7 +31,17 @@ export async function spawnApp(
   env: Readonly<Record<string, string>>,
   options: { relayUserland?: boolean } = {},
 ): Promise<AppProcess> {
-  const service = await spawnTsEntry(entry, { name, env, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000, ...options });
+  const ready = { name, env, readyPattern: /"msg":"listening"/, readyTimeoutMs: 30_000 };
+  const { appBuild } = appRuntime();
+  const built = appBuild === undefined ? undefined : builtAppPath(appBuild, resolve(repoRoot(), entry));
+  const service =
+    built === undefined
+      ? await spawnTsEntry(entry, { ...ready, ...options })
+      : await spawnService({
+          ...ready,
+          name,
+          ...appCommand(['--enable-source-maps', built], { relay: options.relayUserland ?? false, cwd: process.cwd() }),
+        });
   const port = await readListeningPort(service);
   return { service, port, httpUrl: `http://127.0.0.1:${port}` };
 }
