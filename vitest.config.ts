@@ -23,6 +23,14 @@ const timingSensitive = [
   'test/browser/**/*.test.{ts,tsx}',
 ];
 
+const sessionLogic = [
+  'apps/relay/src/Session.ts',
+  'apps/relay/src/SessionSubscriptions.ts',
+  'apps/relay/src/ActiveSubscription.ts',
+  'apps/relay/src/readClientFrame.ts',
+  'apps/relay/src/refreshVerdict.ts',
+];
+
 const crossProcess = {
   environment: 'node' as const,
   testTimeout: 120_000,
@@ -41,12 +49,13 @@ export default defineConfig({
     coverage: {
       provider: 'v8',
       reporter: ['text-summary', 'text'],
-      // What the README promises: the relay's per-socket protocol logic and its fan-out core,
-      // each at 90% of lines or more, measured by the unit tests beside them.
-      include: ['apps/relay/src/Session.ts', 'apps/relay/src/core/**'],
+      // What CONTRIBUTING.md promises: the relay's per-socket protocol logic (Session and the
+      // pieces it was split into) and its fan-out core, each at 90% of lines or more, measured by
+      // the unit tests beside them.
+      include: [...sessionLogic, 'apps/relay/src/core/**'],
       exclude: ['**/*.test.ts'],
       thresholds: {
-        'apps/relay/src/Session.ts': { lines: 90 },
+        'apps/relay/src/{Session,SessionSubscriptions,ActiveSubscription,readClientFrame,refreshVerdict}.ts': { lines: 90 },
         'apps/relay/src/core/**': { lines: 90 },
       },
     },
