@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { toError } from './redisFailure.js';
 
 /** How often a pub/sub connection is sent a PING. */
@@ -16,7 +15,10 @@ export const SUBSCRIBER_SOCKET_TIMEOUT_MS = 5_000;
  * PING trips the connection's `socketTimeout` (SUBSCRIBER_SOCKET_TIMEOUT_MS), and the reconnect
  * reads every key from its position. The PINGs also keep an idle flow alive. Returns the stop.
  */
-export function startHeartbeat(connection: Pick<Redis, 'status' | 'ping'>, onError: (error: Error) => void): () => void {
+export function startHeartbeat(
+  connection: { readonly status: string; ping(): Promise<unknown> },
+  onError: (error: Error) => void,
+): () => void {
   let outstanding = false;
   const timer = setInterval(() => {
     if (outstanding || connection.status !== 'ready') return;
