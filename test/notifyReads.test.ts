@@ -8,10 +8,12 @@ import { gapsAndDuplicates, record } from './support/recorder.js';
 import type { Recorder } from './support/recorder.js';
 import { publishSequence } from './support/publishSequence.js';
 
-// The sweep reads every watched key this often: the documented bound on an entry whose
-// notification was lost. A blocking read would answer within its block, so that is long here:
-// an entry that only the sweep or a notification can bring shows as such.
-const SWEEP_MS = 1_000;
+// The slow sweep is out of reach: an entry whose notification was lost (a killed pub/sub
+// connection, notifications turned off) must come by the reconnect's read or the read-mode
+// switch, within BOUND_MS. A blocking read would answer within its block, so that is long here:
+// an entry that only a notification or those reads can bring shows as such.
+const SWEEP_MS = 600_000;
+const BOUND_MS = 5_000;
 const getFleet = useFleet({
   relays: 1,
   redisArgs: ['--notify-keyspace-events', 'Kt'],
@@ -59,8 +61,8 @@ async function writeAll(fleet: Fleet, streams: readonly string[], total: number,
 
 async function everyoneHasAll(recorders: ReadonlyArray<Recorder & { stream: string }>, total: number, since: number): Promise<number> {
   await waitFor(() => recorders.every((r) => r.seqs.length >= total), {
-    timeoutMs: SWEEP_MS + 4_000,
-    message: `entries missing beyond the sweep bound (${recorders.filter((r) => r.seqs.length >= total).length}/${recorders.length} complete)`,
+    timeoutMs: BOUND_MS,
+    message: `entries missing beyond the bound (${recorders.filter((r) => r.seqs.length >= total).length}/${recorders.length} complete)`,
   });
   for (const r of recorders) expect(gapsAndDuplicates(r.seqs, 0, total), r.stream).toBeNull();
   return Date.now() - since;
@@ -97,7 +99,7 @@ describe('notification-driven live reads (redis-server with notify-keyspace-even
       message: 'the pub/sub connection never came back',
     });
     expect(await readMode(fleet)).toBe('notify');
-    expect(tail).toBeLessThan(SWEEP_MS + 4_000);
+    expect(tail).toBeLessThan(BOUND_MS);
   });
 
   it('delivers every entry in order, once, while notifications are turned off and on at runtime, and reports the mode', async () => {
@@ -121,30 +123,5 @@ describe('notification-driven live reads (redis-server with notify-keyspace-even
     });
     await everyoneHasAll(recorders, 300, Date.now());
     expect(seen).toEqual(['batch', 'notify']);
-  });
-
-  it('keeps the other streams flowing when a watched key turns into another type, and tells its subscribers', async () => {
-    const fleet = getFleet();
-    await waitFor(async () => (await readMode(fleet)) === 'notify', { timeoutMs: 10_000, message: 'relay never reported notify mode' });
-    const { streams, recorders } = await audience(fleet, 'retyped');
-    const [victim, ...rest] = streams as [string, ...string[]];
-    const admin = fleet.redis.client();
-    await writeAll(fleet, streams, 20, () => Promise.resolve());
-    await everyoneHasAll(recorders, 20, Date.now());
-    // The demo streams' keys are `demo:<name>`. DEL and HSET are not stream events (`Kt` sends
-    // neither): the sweep finds the key, and a read naming it with the others fails whole.
-    await admin.multi().del(`demo:${victim}`).hset(`demo:${victim}`, 'field', 'value').exec();
-    await Promise.all(rest.map((s) => publishSequence(admin, s, 20, 40, 20)));
-    const victims = recorders.filter((r) => r.stream === victim);
-    await everyoneHasAll(
-      recorders.filter((r) => r.stream !== victim),
-      40,
-      Date.now(),
-    );
-    await waitFor(() => victims.every((r) => r.errors.length > 0), {
-      timeoutMs: SWEEP_MS + 4_000,
-      message: "the retyped stream's subscribers were never told",
-    });
-    for (const r of victims) expect(r.errors[0]?.code).toBe('stream_unavailable');
   });
 });

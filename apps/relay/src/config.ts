@@ -97,8 +97,8 @@ export const relayConfigSchema = z
     RELAY_MAX_STREAMS_PER_READER: int(1_000, 1, 100_000),
     // Live reads (docs/protocol.md §11): notification-driven where the server notifies for stream keys.
     RELAY_READ_MODE: envEnum(['auto', 'notify', 'batch'], { fallback: 'auto' }),
-    RELAY_READ_MODE_CHECK_MS: int(10_000, 100, 600_000),
-    RELAY_NOTIFY_SWEEP_MS: int(5_000, 100, 600_000),
+    RELAY_READ_MODE_CHECK_MS: int(5_000, 100, 600_000),
+    RELAY_NOTIFY_SWEEP_MS: int(60_000, 100, 600_000),
     RELAY_STREAM_LINGER_MS: int(5_000, 0, 600_000, '0 = stop reading at once'),
     RELAY_REFRESH_LEAD_SECONDS: int(30, 1, 3_600),
     RELAY_IDLE_TIMEOUT_SECONDS: int(60, 8, 960),

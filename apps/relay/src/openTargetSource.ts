@@ -64,7 +64,7 @@ export function openTargetSource(
       else
         log.warn(
           { target, nodes },
-          'cluster primaries without keyspace notifications for streams (notify-keyspace-events lacks K and t): their streams are read by the sweep only, every RELAY_NOTIFY_SWEEP_MS; set notify-keyspace-events Kt on every node',
+          'cluster primaries without keyspace notifications for streams (notify-keyspace-events lacks K and t): their streams are read by the sweep only, every 5 s (RELAY_NOTIFY_SWEEP_MS if shorter); set notify-keyspace-events Kt on every node',
         );
     },
   });

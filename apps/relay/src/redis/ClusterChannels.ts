@@ -47,7 +47,7 @@ export class ClusterChannels implements KeyspaceChannels {
    * The slot map is known and some primary's connection can take SUBSCRIBE. One primary's
    * connection down (a failover under way) does not make the target unready: the other primaries'
    * streams keep being served, that node's keys are subscribed again and read once it (or its
-   * promoted replica) answers, and the sweep reads them meanwhile.
+   * promoted replica) answers.
    */
   get ready(): boolean {
     for (const node of this.nodes.values()) if (node.subscriber.subscriberReady) return true;

@@ -27,6 +27,8 @@ export interface IoredisClusterNotifyOptions {
   readonly nodeDeadlineMs?: number;
   /** A listener threw inside an ioredis event handler: told here (logged and counted), never rethrown into ioredis. */
   readonly onHandlerError: (error: Error) => void;
+  /** A pub/sub connection's heartbeat PING failed (SubscriberHeartbeat). */
+  readonly onPingError: (error: Error) => void;
 }
 
 /** A Redis Cluster has only database 0, and so one keyspace channel prefix. */
@@ -131,6 +133,7 @@ export class IoredisClusterNotifyRedis implements NotifyReads, ClusterPubSub {
       // channels follow the slot at once (ClusterChannels, on the refresh event).
       onMoved: () => this.options.reader.refreshSlotsCache(),
       onHandlerError: this.options.onHandlerError,
+      onPingError: this.options.onPingError,
     });
   }
 

@@ -4,6 +4,7 @@ import { liveChannel, liveChannelStream } from '@streamgate/redis';
 import type { NodeSubscriber } from './ClusterPubSub.js';
 import { guardHandler } from './guardHandler.js';
 import { parseLiveMessage } from './parseLiveMessage.js';
+import { startHeartbeat } from './SubscriberHeartbeat.js';
 import type { LiveMessage } from './parseLiveMessage.js';
 
 export interface NodeSubscriberListeners {
@@ -12,6 +13,8 @@ export interface NodeSubscriberListeners {
   /** The node answered that a live channel's slot is served elsewhere (MOVED, or its own SUNSUBSCRIBE after a migration). */
   readonly onMoved: () => void;
   readonly onHandlerError: (error: Error) => void;
+  /** A heartbeat PING failed (SubscriberHeartbeat). */
+  readonly onPingError: (error: Error) => void;
 }
 
 /**
@@ -22,6 +25,8 @@ export interface NodeSubscriberListeners {
  * throw goes to `onHandlerError`.
  */
 export class IoredisNodeSubscriber implements NodeSubscriber {
+  private readonly stopHeartbeat: () => void;
+
   constructor(
     private readonly connection: Redis,
     private readonly prefix: string,
@@ -42,6 +47,7 @@ export class IoredisNodeSubscriber implements NodeSubscriber {
       }, listeners.onHandlerError),
     );
     connection.on('moved', guardHandler(listeners.onMoved, listeners.onHandlerError));
+    this.stopHeartbeat = startHeartbeat(connection, listeners.onPingError);
   }
 
   get subscriberReady(): boolean {
@@ -91,6 +97,7 @@ export class IoredisNodeSubscriber implements NodeSubscriber {
   }
 
   disconnect(): void {
+    this.stopHeartbeat();
     this.connection.disconnect();
   }
 }

@@ -6,6 +6,7 @@ import { parseLiveMessage } from './parseLiveMessage.js';
 import type { LiveMessage } from './parseLiveMessage.js';
 import { parseXread } from './parseReplies.js';
 import { toError } from './redisFailure.js';
+import { startHeartbeat } from './SubscriberHeartbeat.js';
 
 export interface IoredisNotifyOptions {
   /** For SUBSCRIBE only; created with `autoResubscribe: false` (the reader re-subscribes in batches). */
@@ -15,6 +16,8 @@ export interface IoredisNotifyOptions {
   /** The database the target URL names: keyspace channels are per database. */
   readonly db: number;
   readonly count: number;
+  /** A heartbeat PING of the pub/sub connection failed (SubscriberHeartbeat). */
+  readonly onPingError: (error: Error) => void;
 }
 
 /** NotifyRedis over two ioredis connections; the pub/sub one holds each key's keyspace and live channels. */
@@ -22,9 +25,11 @@ export class IoredisNotifyRedis implements NotifyRedis {
   private readonly prefix: string;
   private readonly eventListeners: Array<(key: StreamName, event: string) => void> = [];
   private readonly liveListeners: Array<(key: StreamName, message: LiveMessage | null) => void> = [];
+  private readonly stopHeartbeat: () => void;
 
   constructor(private readonly options: IoredisNotifyOptions) {
     this.prefix = `__keyspace@${options.db}__:`;
+    this.stopHeartbeat = startHeartbeat(options.subscriber, options.onPingError);
     // As bytes: a live message's data is checked to be UTF-8 before it is decoded (parseLiveMessage).
     options.subscriber.on('messageBuffer', (rawChannel: Buffer, message: Buffer) => {
       const channel = rawChannel.toString();
@@ -119,6 +124,7 @@ export class IoredisNotifyRedis implements NotifyRedis {
   }
 
   disconnect(): void {
+    this.stopHeartbeat();
     this.options.subscriber.disconnect();
     this.options.reader.disconnect();
   }

@@ -12,6 +12,7 @@ import { NodeDeadlineError } from './pipelineByNode.js';
 import type { NotifyReaderOptions } from './NotifyReader.js';
 import { LiveMessageError } from './parseLiveMessage.js';
 import { parseInteger } from './parseReplies.js';
+import { SUBSCRIBER_SOCKET_TIMEOUT_MS } from './SubscriberHeartbeat.js';
 import { RedisBatchReader } from './RedisBatchReader.js';
 import type { RedisSourceOptions } from './RedisSourceOptions.js';
 import type { TargetConnections } from './TargetConnections.js';
@@ -27,6 +28,8 @@ export interface LiveReaderFactoryOptions {
   readonly dropWrongTypes: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
   /** A hint that the key may hold a new incarnation: look at it now. */
   readonly suspect: (stream: StreamName) => void;
+  /** A Redis Cluster: some primary does not notify now (its keys are then swept often). */
+  readonly unnotified: () => boolean;
 }
 
 const READ_SOCKET_TIMEOUT_MS = 10_000;
@@ -53,7 +56,11 @@ export class LiveReaderFactory {
     const source = this.options.source;
     // Channels are resubscribed by the reader, in bounded batches, and each key read once its
     // channel is back: ioredis's own resubscribe would send all of them in one command.
-    const subscriber = this.options.connections.instance('notify', { autoResubscribe: false, maxRetriesPerRequest: null });
+    const subscriber = this.options.connections.instance('notify', {
+      autoResubscribe: false,
+      maxRetriesPerRequest: null,
+      socketTimeout: SUBSCRIBER_SOCKET_TIMEOUT_MS,
+    });
     const reader = this.options.connections.instance('nread', {
       maxRetriesPerRequest: null,
       autoResendUnfulfilledCommands: false,
@@ -62,7 +69,13 @@ export class LiveReaderFactory {
     const db = Number(new URL(source.target).pathname.slice(1) || '0');
     return new NotifyReader(
       {
-        redis: new IoredisNotifyRedis({ subscriber, reader, db, count: source.readCount }),
+        redis: new IoredisNotifyRedis({
+          subscriber,
+          reader,
+          db,
+          count: source.readCount,
+          onPingError: (error) => source.onError('ping', error),
+        }),
         ...this.notifyReaderHooks(),
       },
       positions,
@@ -92,12 +105,14 @@ export class LiveReaderFactory {
       onNodeError: () => undefined,
       nodeDeadlineMs: CLUSTER_NODE_READ_DEADLINE_MS,
       onHandlerError: (error) => source.onError('connection', error),
+      onPingError: (error) => source.onError('ping', error),
       connect: (node) => this.options.connections.nodeSubscriber(reader, node),
     });
     return new NotifyReader(
       {
         redis,
         channels: (hooks) => new ClusterChannels({ ...hooks, pubsub: redis, clock: systemClock }),
+        unnotified: this.options.unnotified,
         ...this.notifyReaderHooks(),
       },
       positions,
@@ -110,7 +125,7 @@ export class LiveReaderFactory {
     return {
       clock: systemClock,
       count: source.readCount,
-      sweepIntervalMs: source.notifySweepMs ?? 5_000,
+      sweepIntervalMs: source.notifySweepMs ?? 60_000,
       // The hub's own method: an entry goes from the reader to the hub with nothing in between.
       onEntries: source.listener.entries.bind(source.listener),
       onWrongType: this.options.dropWrongTypes,

@@ -13,6 +13,7 @@ import { RetryLater } from './RetryLater.js';
 import { SubscriptionSync } from './SubscriptionSync.js';
 import { sleepOn } from '@streamgate/protocol';
 import type { Clock } from '@streamgate/protocol';
+import { SweepSchedule } from './SweepSchedule.js';
 
 /** One instance: its one pub/sub connection holds the channels. A Redis Cluster: `channels` builds what holds them (a connection per primary). */
 type NotifyReaderRedis =
@@ -23,8 +24,16 @@ export type NotifyReaderOptions = NotifyReaderRedis & {
   readonly clock: Clock;
   /** COUNT of each read; a key that fills a page is read again at once. */
   readonly count: number;
-  /** Every watched key is read from its cursor this often, whatever the notifications said. */
+  /**
+   * Every watched key is read from its cursor this often, whatever the notifications said: the
+   * backstop for a notification lost in a way nothing else shows (see the class comment).
+   */
   readonly sweepIntervalMs: number;
+  /**
+   * A Redis Cluster: some primary does not notify now (ReadModeProbe). Meanwhile the sweep is
+   * faster (SweepSchedule).
+   */
+  readonly unnotified?: () => boolean;
   readonly onEntries: (stream: StreamName, entries: readonly StreamEntry[]) => void;
   /** These keys hold another type; returns the ones dropped (their subscribers were told). */
   readonly onWrongType: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
@@ -50,9 +59,17 @@ const COALESCE_MS = 1;
  * the key's cursor is delivered as it is; any other (a gap: a lost message, a foreign write in
  * between, a reconnect) and an `xadd` no message answered read the key from its cursor. A
  * notification or message is only a hint:
- * positions are the stream ids, every key is read once its SUBSCRIBE is confirmed (so an entry
- * written before the channel existed is not missed), after every pub/sub reconnect, and by a
- * sweep every `sweepIntervalMs`, which bounds the delay of an entry whose notification was lost.
+ * positions are the stream ids, and every key is read once its SUBSCRIBE is confirmed (so an
+ * entry written before the channel existed is not missed). Pub/sub loses a notification only
+ * with its connection (a drop, or Redis closing a subscriber past its output buffer limit), on
+ * a slot that moved, or while the server does not notify, and each of those reads the keys: a
+ * reconnect subscribes every key again and reads it once confirmed; a connection silently dead
+ * fails its heartbeat PING and reconnects (SubscriberHeartbeat); a moved slot's keys are read
+ * once confirmed on their new primary (ClusterChannels); a server that stopped notifying is read
+ * in batches (ReadModeSwitch), a cluster primary that did is swept every UNNOTIFIED_SWEEP_MS. A
+ * live message whose previous id is not the cursor reads the gap. What none of these can see
+ * (the setting turned off and on again between two looks) is bounded by the slow sweep,
+ * `sweepIntervalMs`.
  */
 export class NotifyReader implements LiveReader {
   private readonly cursors = new Map<StreamName, StreamId>();
@@ -75,7 +92,7 @@ export class NotifyReader implements LiveReader {
   private readonly sync: KeyspaceChannels;
   private running = true;
   private idleWake: (() => void) | null = null;
-  private stopSweep: () => void = () => undefined;
+  private readonly sweeps: SweepSchedule;
   private abortRead: ((error: Error) => void) | null = null;
   private failures = 0;
 
@@ -91,8 +108,16 @@ export class NotifyReader implements LiveReader {
     options.redis.onLive((key, message) => this.live(key, message));
     options.redis.onReadClose(() => this.abortRead?.(new Error('read connection closed during XREAD')));
     for (const [stream, after] of positions) this.watch(stream, after);
+    this.sweeps = new SweepSchedule({
+      clock: options.clock,
+      intervalMs: options.sweepIntervalMs,
+      ...(options.unnotified === undefined ? {} : { unnotified: options.unnotified }),
+      onDue: () => {
+        for (const key of this.cursors.keys()) this.swept.add(key);
+        this.idleWake?.();
+      },
+    });
     void this.loop();
-    void this.sweep();
   }
 
   get ready(): boolean {
@@ -171,7 +196,7 @@ export class NotifyReader implements LiveReader {
     this.running = false;
     this.sync.close();
     this.retry.close();
-    this.stopSweep();
+    this.sweeps.close();
     this.idleWake?.();
     this.options.redis.disconnect();
     await Promise.resolve();
@@ -225,16 +250,6 @@ export class NotifyReader implements LiveReader {
     this.dirty.add(key);
     if (woken) this.woken.add(key);
     this.idleWake?.();
-  }
-
-  private async sweep(): Promise<void> {
-    const stopped = new Promise<void>((resolve) => (this.stopSweep = resolve));
-    while (this.running) {
-      await Promise.race([sleepOn(this.options.clock, this.options.sweepIntervalMs), stopped]);
-      if (!this.running) return;
-      for (const key of this.cursors.keys()) this.swept.add(key);
-      this.idleWake?.();
-    }
   }
 
   private async loop(): Promise<void> {

@@ -25,7 +25,7 @@ export class ReadModeProbe {
    * a Redis-compatible one) cannot be known to notify, so it is read in batches; one that cannot
    * be reached now keeps the mode in force until the next look. A Redis Cluster is always
    * `notify`: each primary is asked, and the ones that do not notify are only reported (the
-   * sweep reads their keys).
+   * sweep reads every key every 5 s meanwhile: SweepSchedule).
    */
   readonly probe = async (): Promise<ReadMode | null> => {
     const command = this.options.command;

@@ -33,9 +33,16 @@ export interface RedisSourceOptions {
   readonly probeTimeoutMs?: number;
   /** Default `auto`: notification-driven reads where the server notifies for stream keys. */
   readonly readMode?: RequestedReadMode;
-  /** How often the server's `notify-keyspace-events` is looked at again. Default 10 000 ms. */
+  /**
+   * How often the server's `notify-keyspace-events` is looked at again: the bound on the delay of
+   * an entry written after notifications were turned off. Default 5 000 ms.
+   */
   readonly readModeCheckMs?: number;
-  /** Notification-driven reads: every watched key is read this often anyway. Default 5 000 ms. */
+  /**
+   * Notification-driven reads: every watched key is read this often anyway, the backstop for a
+   * notification lost in a way no check shows. Default 60 000 ms (5 000 ms, or this if shorter,
+   * while a cluster primary does not notify).
+   */
   readonly notifySweepMs?: number;
   /** The read mode was chosen (previous null) or changed. */
   readonly onReadMode?: (mode: ReadMode, previous: ReadMode | null) => void;

@@ -44,6 +44,8 @@ export class RedisStreamSource implements StreamSource {
   private readonly incarnations: IncarnationTracker;
   private readonly probeTimer: NodeJS.Timeout;
   private readonly pings: PingProbe;
+  /** A Redis Cluster's primaries without keyspace notifications, as ReadModeProbe last found them. */
+  private nodesWithoutNotify = 0;
 
   constructor(private readonly options: RedisSourceOptions) {
     // A connection lost, or back after a loss, may mean another server behind the target (a
@@ -68,6 +70,7 @@ export class RedisStreamSource implements StreamSource {
       command: this.command,
       dropWrongTypes: this.dropWrongTypes,
       suspect: (stream) => this.incarnations.checkSoon(stream),
+      unnotified: () => this.nodesWithoutNotify > 0,
     });
     this.modes = new ReadModeSwitch({
       // A cluster is always read notification-driven; its nodes' settings are only reported.
@@ -76,11 +79,14 @@ export class RedisStreamSource implements StreamSource {
       probe: new ReadModeProbe({
         command: this.command,
         onError: (error) => options.onError('config', error),
-        ...(options.onNodesWithoutNotify === undefined ? {} : { onNodesWithoutNotify: options.onNodesWithoutNotify }),
+        onNodesWithoutNotify: (nodes) => {
+          this.nodesWithoutNotify = nodes.length;
+          options.onNodesWithoutNotify?.(nodes);
+        },
       }).probe,
       create: (mode, positions) => readers.create(mode, positions),
       clock: systemClock,
-      checkIntervalMs: options.readModeCheckMs ?? 10_000,
+      checkIntervalMs: options.readModeCheckMs ?? 5_000,
       onMode: (mode, previous) => options.onReadMode?.(mode, previous),
     });
     const checkInterval = options.recreationCheckIntervalMs ?? 1_000;

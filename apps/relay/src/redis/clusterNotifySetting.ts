@@ -5,7 +5,7 @@ import { redisFailure, toError } from './redisFailure.js';
 /**
  * The primaries of a Redis Cluster (`host:port`, sorted) whose `notify-keyspace-events` lacks K
  * or t, or that refuse CONFIG GET: keyspace events are node-local, so each is asked. Their keys'
- * entries still arrive, by the sweep. A primary out of reach is left out; null when none could be
+ * entries still arrive, by the sweep (every 5 s while one lacks them). A primary out of reach is left out; null when none could be
  * asked (not connected yet).
  */
 export async function primariesWithoutNotify(cluster: Cluster, onError: (error: Error) => void): Promise<string[] | null> {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SUBSCRIBER_SOCKET_TIMEOUT_MS } from './SubscriberHeartbeat.js';
 import { nodeSubscriberOptions } from './nodeSubscriberOptions.js';
 
 describe('nodeSubscriberOptions', () => {
@@ -25,7 +26,7 @@ describe('nodeSubscriberOptions', () => {
       maxRetriesPerRequest: null,
     });
     expect(options.commandTimeout).toBeUndefined();
-    expect(options.socketTimeout).toBeUndefined();
+    expect(options.socketTimeout).toBe(SUBSCRIBER_SOCKET_TIMEOUT_MS);
     expect(() => nodeSubscriberOptions(clusterNode, 'no-port', 'x')).toThrow(RangeError);
   });
 });

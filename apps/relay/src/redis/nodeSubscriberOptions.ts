@@ -1,6 +1,7 @@
 import type { RedisOptions } from 'ioredis';
 import { backoffDelay } from '@streamgate/protocol';
 import { nodeAddress } from './nodeAddress.js';
+import { SUBSCRIBER_SOCKET_TIMEOUT_MS } from './SubscriberHeartbeat.js';
 
 /**
  * The options of a plain pub/sub connection to one cluster primary: the cluster client's own
@@ -13,11 +14,12 @@ export function nodeSubscriberOptions(clusterNode: RedisOptions | undefined, nod
   const address = nodeAddress(node);
   if (address === null) throw new RangeError(`"${node}" is not a cluster node address (host:port)`);
   const options = { ...clusterNode };
-  // Those are the reads' bounds; a subscriber waits for messages as long as it takes.
+  // Those are the reads' bounds; a subscriber waits for messages as long as it takes, and only
+  // its heartbeat PING must be answered (SubscriberHeartbeat).
   delete options.commandTimeout;
-  delete options.socketTimeout;
   return {
     ...options,
+    socketTimeout: SUBSCRIBER_SOCKET_TIMEOUT_MS,
     ...address,
     connectionName,
     // Channels are subscribed by ClusterChannels, in bounded batches: ioredis's own resubscribe

@@ -1,6 +1,6 @@
 import type { RedisClient } from '@streamgate/redis';
 import type { IncarnationProbe, KeySighting } from './IncarnationTracker.js';
-import { parseEntries, parseIncarnationMark, parseInteger } from './parseReplies.js';
+import { parseIncarnationMark, parseInteger } from './parseReplies.js';
 import { pipelineByNode } from './pipelineByNode.js';
 import { pipelineReply } from './pipelineReply.js';
 
@@ -20,7 +20,8 @@ export function redisIncarnationProbe(command: () => RedisClient, onError: (erro
       const id = ids[i] ?? '0-0';
       return [
         { key, command: 'EXISTS', args: [key] },
-        { key, command: 'XRANGE', args: [key, id, id, 'COUNT', 1] },
+        // Only whether the entry is there matters: as bytes, its fields are never decoded to text.
+        { key, command: 'XRANGE', args: [key, id, id, 'COUNT', 1], buffer: true },
         { key, command: 'XINFO', args: ['STREAM', key] },
       ];
     });
@@ -29,10 +30,16 @@ export function redisIncarnationProbe(command: () => RedisClient, onError: (erro
       const exists = pipelineReply(replies, 3 * i, (r) => parseInteger(r, 'exists') === 1);
       if (!exists.ok) return null;
       if (!exists.value) return { exists: false };
-      const stored = pipelineReply(replies, 3 * i + 1, (r) => parseEntries(r).length > 0);
+      const stored = pipelineReply(replies, 3 * i + 1, storedOne);
       const mark = pipelineReply(replies, 3 * i + 2, parseIncarnationMark);
       if (!mark.ok) return null;
       return stored.ok ? { exists: true, ...mark.value, cursorStored: stored.value } : { exists: true, ...mark.value };
     });
   };
+}
+
+/** An `XRANGE id id COUNT 1` reply: whether it holds the entry (an array of at most one). */
+function storedOne(reply: unknown): boolean {
+  if (!Array.isArray(reply)) throw new TypeError('XRANGE reply is not an array');
+  return reply.length > 0;
 }
