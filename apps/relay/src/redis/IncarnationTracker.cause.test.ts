@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { IncarnationTracker } from './IncarnationTracker.js';
-import type { KeySighting } from './IncarnationTracker.js';
+import type { KeySighting } from './KeySighting.js';
 import type { StreamResetCause } from './StreamResetCause.js';
 import { waitFor } from '@streamgate/testkit';
 import { ManualClock } from '@streamgate/protocol/testing';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compareStreamIds } from '@streamgate/protocol';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { IncarnationTracker } from './IncarnationTracker.js';
-import type { KeySighting } from './IncarnationTracker.js';
+import type { KeySighting } from './KeySighting.js';
 import { ManualClock, settle } from '@streamgate/protocol/testing';
 
 /** One stream as a server holds it: what the probe's EXISTS + XRANGE cursor cursor + XINFO STREAM answer. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamId, StreamName } from '@streamgate/protocol';
 import { IncarnationTracker } from './IncarnationTracker.js';
-import type { KeySighting } from './IncarnationTracker.js';
+import type { KeySighting } from './KeySighting.js';
 import { ManualClock, settle } from '@streamgate/protocol/testing';
 
 /** A keyspace the test edits, and the reader positions the tracker compares it with. */

@@ -11,7 +11,7 @@ import { ReadModeSwitch } from './ReadModeSwitch.js';
 import { ReadModeProbe } from './ReadModeProbe.js';
 import { systemClock } from '@streamgate/protocol';
 import { IncarnationTracker } from './IncarnationTracker.js';
-import type { CheckSnapshot, KeySighting } from './IncarnationTracker.js';
+import type { CheckSnapshot, KeySighting } from './KeySighting.js';
 import { parseEntries, parseInteger, parseTypeName, parseXinfo } from './parseReplies.js';
 import { PingProbe } from './PingProbe.js';
 import { ReplicationIdProbe } from './ReplicationIdProbe.js';

@@ -1,6 +1,6 @@
 import { compareStreamIds, STREAM_START } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
-import type { CheckSnapshot, CursorLook, KeySighting } from './IncarnationTracker.js';
+import type { CheckSnapshot, CursorLook, KeySighting } from './KeySighting.js';
 import type { StreamResetCause } from './StreamResetCause.js';
 
 /** What the IncarnationTracker knows of one watched key between two sightings. */

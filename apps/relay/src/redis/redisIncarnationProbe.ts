@@ -1,5 +1,5 @@
 import type { RedisClient } from '@streamgate/redis';
-import type { IncarnationProbe, KeySighting } from './IncarnationTracker.js';
+import type { IncarnationProbe, KeySighting } from './KeySighting.js';
 import { parseIncarnationMark, parseInteger } from './parseReplies.js';
 import { pipelineByNode } from './pipelineByNode.js';
 import { pipelineReply } from './pipelineReply.js';

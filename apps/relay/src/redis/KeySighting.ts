@@ -1,0 +1,39 @@
+import type { StreamId, StreamName } from '@streamgate/protocol';
+import type { IncarnationMark } from './parseReplies.js';
+
+/**
+ * What one check of a key found: missing, or present with its mark and (from the periodic
+ * check) a look at the reader's position; null when the check failed for it.
+ */
+export type KeySighting = { readonly exists: false } | ({ readonly exists: true } & IncarnationMark & Partial<CursorLook>);
+
+/**
+ * Whether the entry at the reader's position is still stored, with what tells a loss from a
+ * trim (the first entry moved past it) or an XDEL (max-deleted-entry-id reached it). Asked
+ * BEFORE the XINFO that gives the other two: both only move forward in one incarnation, so an
+ * entry removed by either before the look shows as removed that way in the XINFO after it.
+ */
+export interface CursorLook {
+  /** The entry asked about (CheckSnapshot.probe) is stored. */
+  readonly cursorStored: boolean;
+  /** Null for an empty stream. */
+  readonly firstEntryId: StreamId | null;
+  /** Null before Redis 7, which does not report it: an XDEL cannot be ruled out. */
+  readonly maxDeletedEntryId: StreamId | null;
+}
+
+/**
+ * Checks keys on the command connection: per key EXISTS, `XRANGE key id id` (`ids[i]`, an entry
+ * the reader read: CheckSnapshot.probe), then XINFO STREAM, pipelined.
+ */
+export type IncarnationProbe = (keys: readonly StreamName[], ids: readonly StreamId[]) => Promise<ReadonlyArray<KeySighting | null>>;
+
+/** Taken when a check is sent; a reply whose snapshot is stale (the key was restarted since) is ignored. */
+export interface CheckSnapshot {
+  readonly cursor: StreamId;
+  readonly epoch: number;
+  /** The read entry whose presence the check asks about: the key's witness, else the cursor. */
+  readonly probe: StreamId;
+  /** Order of sending: replies to checks of one key may come back out of order (a cluster node slow to answer). */
+  readonly seq: number;
+}
