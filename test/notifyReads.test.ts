@@ -1,12 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { RelayClient } from '@streamgate/client';
 import { waitFor } from '@streamgate/testkit';
-import { metricValue, useFleet } from './support/startFleet.js';
-import type { Fleet } from './support/startFleet.js';
-import { gapsAndDuplicates, record } from './support/recorder.js';
-import type { Recorder } from './support/recorder.js';
-import { publishSequence } from './support/publishSequence.js';
+import { useFleet } from './support/startFleet.js';
+import { audience, everyoneHasAll, readMode, writeAll } from './support/notifyAudience.js';
 
 // The slow sweep is out of reach: an entry whose notification was lost (a killed pub/sub
 // connection, notifications turned off) must come by the reconnect's read or the read-mode
@@ -29,50 +24,11 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function readMode(fleet: Fleet): Promise<string | undefined> {
-  const text = await fleet.relays[0]!.metrics();
-  if (metricValue(text, 'streamgate_relay_read_mode', 'mode="notify"') === 1) return 'notify';
-  if (metricValue(text, 'streamgate_relay_read_mode', 'mode="batch"') === 1) return 'batch';
-  return undefined;
-}
-
-/** Every client reads every stream: STREAMS × CLIENTS live subscriptions. */
-async function audience(fleet: Fleet, name: string): Promise<{ streams: string[]; recorders: Array<Recorder & { stream: string }> }> {
-  const relay = fleet.relays[0]!;
-  const streams = Array.from({ length: STREAMS }, (_, i) => `${name}-${i}`);
-  const recorders: Array<Recorder & { stream: string }> = [];
-  for (let c = 0; c < CLIENTS; c++) {
-    const client = new RelayClient({ urls: [relay.url], WebSocket, backoff: { baseMs: 50, maxMs: 1_000 } });
-    cleanup.push(() => client.close());
-    for (const stream of streams) recorders.push({ ...record(fleet, [relay.url], stream, { client }), stream });
-  }
-  await waitFor(() => recorders.every((r) => r.sub.state === 'live'), { timeoutMs: 20_000, message: 'not every subscription went live' });
-  return { streams, recorders };
-}
-
-/** Writes seq 0…total-1 on every stream in windows of 20, calling `during` between windows. */
-async function writeAll(fleet: Fleet, streams: readonly string[], total: number, during: (window: number) => Promise<void>): Promise<void> {
-  const redis = fleet.redis.client();
-  for (let from = 0; from < total; from += 20) {
-    await Promise.all(streams.map((s) => publishSequence(redis, s, from, from + 20, 20)));
-    await during(from / 20);
-  }
-}
-
-async function everyoneHasAll(recorders: ReadonlyArray<Recorder & { stream: string }>, total: number, since: number): Promise<number> {
-  await waitFor(() => recorders.every((r) => r.seqs.length >= total), {
-    timeoutMs: BOUND_MS,
-    message: `entries missing beyond the bound (${recorders.filter((r) => r.seqs.length >= total).length}/${recorders.length} complete)`,
-  });
-  for (const r of recorders) expect(gapsAndDuplicates(r.seqs, 0, total), r.stream).toBeNull();
-  return Date.now() - since;
-}
-
 describe('notification-driven live reads (redis-server with notify-keyspace-events Kt)', () => {
   it('delivers every entry in order, once, through CLIENT KILLs of the pub/sub connection', async () => {
     const fleet = getFleet();
     await waitFor(async () => (await readMode(fleet)) === 'notify', { timeoutMs: 10_000, message: 'relay never reported notify mode' });
-    const { streams, recorders } = await audience(fleet, 'kill');
+    const { streams, recorders } = await audience(fleet, 'kill', { streams: STREAMS, clients: CLIENTS }, cleanup);
     const admin = fleet.redis.client();
     const notifyConnection = async (): Promise<string | undefined> => {
       const list = String(await admin.call('CLIENT', 'LIST'));
@@ -91,7 +47,7 @@ describe('notification-driven live reads (redis-server with notify-keyspace-even
       killed.push(id ?? '');
     });
     const lastWrite = Date.now();
-    const tail = await everyoneHasAll(recorders, 200, lastWrite);
+    const tail = await everyoneHasAll(recorders, 200, lastWrite, BOUND_MS);
     expect(killed.length).toBe(3);
     // The reader came back on a new connection, and still reads by notification.
     await waitFor(async () => (await notifyConnection()) !== undefined && !killed.includes((await notifyConnection()) ?? ''), {
@@ -105,7 +61,7 @@ describe('notification-driven live reads (redis-server with notify-keyspace-even
   it('delivers every entry in order, once, while notifications are turned off and on at runtime, and reports the mode', async () => {
     const fleet = getFleet();
     await waitFor(async () => (await readMode(fleet)) === 'notify', { timeoutMs: 10_000, message: 'relay never reported notify mode' });
-    const { streams, recorders } = await audience(fleet, 'toggle');
+    const { streams, recorders } = await audience(fleet, 'toggle', { streams: STREAMS, clients: CLIENTS }, cleanup);
     const admin = fleet.redis.client();
     cleanup.push(() => admin.config('SET', 'notify-keyspace-events', 'Kt'));
     const seen: string[] = [];
@@ -121,7 +77,7 @@ describe('notification-driven live reads (redis-server with notify-keyspace-even
         seen.push('notify');
       }
     });
-    await everyoneHasAll(recorders, 300, Date.now());
+    await everyoneHasAll(recorders, 300, Date.now(), BOUND_MS);
     expect(seen).toEqual(['batch', 'notify']);
   });
 });
