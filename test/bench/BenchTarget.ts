@@ -1,5 +1,6 @@
 import { startRedis, startRedisCluster } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
+import type { Redis } from 'ioredis';
 import { pinProcess } from './pinning.js';
 import type { Pinning } from './pinning.js';
 import { seedStreams } from './seedStreams.js';
@@ -13,6 +14,8 @@ export interface BenchTarget {
   readonly redisPid: number | null;
   /** Redis processes by role, metered per step (StepDeps.cpuGroups): `primaries`, `replicas`. */
   readonly cpuGroups: { readonly primaries: readonly number[]; readonly replicas: readonly number[] };
+  /** `INFO commandstats` of each primary (StepDeps.commandStats). */
+  commandStats(): Promise<string[]>;
   /** Empties every primary (its replicas follow). */
   flush(): Promise<void>;
   seed(streams: readonly string[]): Promise<void>;
@@ -27,6 +30,7 @@ export function singleTarget(redis: RedisServer): BenchTarget {
     url: redis.url,
     redisPid: pid,
     cpuGroups: { primaries: pid === null ? [] : [pid], replicas: [] },
+    commandStats: async () => [await commandStatsOf(redis.client())],
     flush: async () => void (await redis.client().flushall()),
     seed: async (streams) => {
       const client = redis.client();
@@ -76,6 +80,7 @@ export async function startClusterTarget(
       url: cluster.url,
       redisPid: null,
       cpuGroups: byRole,
+      commandStats: async () => Promise.all((await cluster.primaries()).map((node) => commandStatsOf(node.client()))),
       flush: async () => {
         await Promise.all((await cluster.primaries()).map((node) => node.client().flushall()));
       },
@@ -86,5 +91,14 @@ export async function startClusterTarget(
   } catch (error) {
     await cluster.stop();
     throw error;
+  }
+}
+
+/** One `INFO commandstats` through a client of its own, closed after. */
+export async function commandStatsOf(client: Redis): Promise<string> {
+  try {
+    return await client.info('commandstats');
+  } finally {
+    client.disconnect();
   }
 }

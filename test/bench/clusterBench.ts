@@ -106,7 +106,7 @@ export function entryCosts(step: StepResult): EntryCosts {
   };
 }
 
-const meterOf = (t: BenchTarget) => ({ redisPid: t.redisPid, cpuGroups: t.cpuGroups });
+const meterOf = (t: BenchTarget) => ({ redisPid: t.redisPid, cpuGroups: t.cpuGroups, commandStats: () => t.commandStats() });
 
 async function fixedRun(d: ClusterDeps, target: BenchTarget, w: TaskWorkload): Promise<ClusterRun> {
   const base = { target: target.kind, workload: w.name, streams: w.streams, eventsPerSecond: w.eventsPerSecond, sockets: socketCount(w) };
