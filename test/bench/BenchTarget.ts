@@ -1,4 +1,4 @@
-import { startRedis, startRedisCluster } from '@streamgate/testkit';
+import { startRedis, startRedisCluster, waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import type { Redis } from 'ioredis';
 import { pinProcess } from './pinning.js';
@@ -44,12 +44,50 @@ export function singleTarget(redis: RedisServer): BenchTarget {
   };
 }
 
-/** One redis-server with `args`, pinned to the client side's cores when the run is pinned. */
-export async function startSingleTarget(args: readonly string[], pinning: Pinning): Promise<BenchTarget & { readonly redis: RedisServer }> {
+/**
+ * One redis-server with `args`, and `replicas` replicas of it (each `--replicaof` it, with the
+ * same args) metered as the target's `replicas` group, like a cluster's: a primary that feeds a
+ * replica does work a lone one does not. Every process is pinned to the client side's cores when
+ * pinned; the replicas are in sync before this returns.
+ */
+export async function startSingleTarget(
+  args: readonly string[],
+  pinning: Pinning,
+  replicas = 0,
+): Promise<BenchTarget & { readonly redis: RedisServer }> {
   const redis = await startRedis({ args });
+  const followers: RedisServer[] = [];
+  try {
+    for (let i = 0; i < replicas; i++)
+      followers.push(await startRedis({ args: [...args, '--replicaof', '127.0.0.1', String(redis.port)] }));
+    await Promise.all(followers.map((f) => waitInSync(f)));
+  } catch (error) {
+    await Promise.all([...followers, redis].map((r) => r.stop()));
+    throw error;
+  }
   const target = singleTarget(redis);
-  if (pinning.pinned && target.redisPid !== null) pinProcess(target.redisPid, pinning.plan.clientCpus);
-  return { ...target, redis, stop: () => redis.stop() };
+  const replicaPids = followers.map((f) => f.service?.pid).filter((pid): pid is number => pid !== undefined);
+  if (pinning.pinned) for (const pid of [target.redisPid, ...replicaPids]) if (pid !== null) pinProcess(pid, pinning.plan.clientCpus);
+  return {
+    ...target,
+    cpuGroups: { primaries: target.cpuGroups.primaries, replicas: replicaPids },
+    redis,
+    stop: async () => void (await Promise.all([...followers, redis].map((r) => r.stop()))),
+  };
+}
+
+/** Until the replica's link to its primary is up and its first sync done. */
+async function waitInSync(replica: RedisServer): Promise<void> {
+  const client = replica.client();
+  try {
+    await waitFor(async () => /master_link_status:up/.test(await client.info('replication')), {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      message: `replica on ${replica.port} in sync`,
+    });
+  } finally {
+    client.disconnect();
+  }
 }
 
 /**

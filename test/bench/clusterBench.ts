@@ -63,7 +63,8 @@ export interface ClusterDeps extends SessionDeps {
 export async function measureCluster(d: ClusterDeps): Promise<ClusterResults> {
   const cs = d.scale.cluster;
   const setup = seriesSetup('relay-notify', 0);
-  const single = await startSingleTarget(setup.redisArgs, d.ctx.pinning);
+  // Like for like: the one Redis feeds as many replicas as each of the cluster's primaries.
+  const single = await startSingleTarget(setup.redisArgs, d.ctx.pinning, cs.replicasPerPrimary);
   const out: ClusterResults = { primaries: cs.primaries, replicasPerPrimary: cs.replicasPerPrimary, runs: [], throughput: [] };
   try {
     d.log(`cluster: starting ${cs.primaries} primaries with ${cs.replicasPerPrimary} replica(s) each`);
