@@ -60,6 +60,17 @@ describe('LiveXaddBatcher (real redis-server)', () => {
     expect(await redis.xlen('b:ok2')).toBe(1);
   });
 
+  it('sends a tick of large entries in several calls, every entry written in order', async () => {
+    const batcher = new LiveXaddBatcher(redis);
+    const big = JSON.stringify('x'.repeat(100 * 1024));
+    await batcher.write({ stream: 'b:big', maxLen: 100, data: '0' });
+    const before = await evalshaCalls(redis);
+    const ids = await Promise.all(Array.from({ length: 5 }, () => batcher.write({ stream: 'b:big', maxLen: 100, data: big })));
+    // 100 KiB each, about 256 KiB per call: three calls (2 + 2 + 1).
+    expect((await evalshaCalls(redis)) - before).toBe(3);
+    expect((await redis.xrange('b:big', '-', '+')).map(([id]) => id).slice(1)).toEqual(ids);
+  });
+
   it('loads the script itself on a server that does not know it', async () => {
     await redis.script('FLUSH');
     const id = await new LiveXaddBatcher(redis).write({ stream: 'b:3', maxLen: 100, data: '4' });

@@ -40,6 +40,8 @@ export const LIVE_XADD_BATCH_SHA = createHash('sha1').update(LIVE_XADD_BATCH_SCR
 
 /** Entries per script call at most: a call holds Redis for its whole length. */
 const MAX_BATCH = 100;
+/** Data bytes (UTF-16 units, near enough) per call at most, past which a call takes no more entries. */
+const MAX_BATCH_CHARS = 256 * 1024;
 
 interface Queued {
   readonly request: LiveXaddRequest;
@@ -76,7 +78,7 @@ export class LiveXaddBatcher {
       if (group === undefined) groups.set(slot, [q]);
       else group.push(q);
     }
-    for (const group of groups.values()) for (let i = 0; i < group.length; i += MAX_BATCH) void this.send(group.slice(i, i + MAX_BATCH));
+    for (const group of groups.values()) for (const batch of splitBatches(group)) void this.send(batch);
   }
 
   private async send(batch: readonly Queued[]): Promise<void> {
@@ -102,6 +104,24 @@ export class LiveXaddBatcher {
       else q.resolve(one);
     });
   }
+}
+
+/** A slot's writes in calls of at most MAX_BATCH entries and about MAX_BATCH_CHARS of data (one entry each at least). */
+function splitBatches(group: readonly Queued[]): Queued[][] {
+  const out: Queued[][] = [];
+  let current: Queued[] = [];
+  let chars = 0;
+  for (const q of group) {
+    if (current.length > 0 && (current.length >= MAX_BATCH || chars + q.request.data.length > MAX_BATCH_CHARS)) {
+      out.push(current);
+      current = [];
+      chars = 0;
+    }
+    current.push(q);
+    chars += q.request.data.length;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
 }
 
 const batchers = new WeakMap<RedisClient, LiveXaddBatcher>();
