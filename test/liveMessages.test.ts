@@ -77,7 +77,9 @@ describe('live messages: the entry travels with its write (redis-server, notify-
     const after = await commandCalls(fleet);
     const delta = (name: string): number => (after.get(name) ?? 0) - (before.get(name) ?? 0);
     const seconds = (Date.now() - started) / 1_000;
-    expect(delta('evalsha') + delta('eval')).toBeGreaterThanOrEqual(TOTAL * streams.length);
+    // Every entry was published by the write script (several entries of a tick share one call).
+    expect(delta('publish')).toBeGreaterThanOrEqual(TOTAL * streams.length);
+    expect(delta('evalsha') + delta('eval')).toBeGreaterThan(0);
     expect(delta('xread')).toBe(0);
     // The recreation check looks at each watched key once a second (an XRANGE and an XINFO):
     // a cost per stream and second, never per entry (1,000 entries were written).

@@ -16,6 +16,8 @@ export interface BenchContext {
   readonly profileDir: string | undefined;
   /** Where the server under test runs: every server started is pinned to its core when pinned. */
   readonly pinning: Pinning;
+  /** Laid over every server's environment, under startBenchServer's `extraEnv` (the relay's read mode). */
+  readonly serverEnv?: Readonly<Record<string, string>>;
 }
 
 export interface BenchServer {
@@ -72,7 +74,7 @@ export async function startBenchServer(
       : { BENCH_REDIS_URL: ctx.redisUrl, BENCH_PORT: String(port), NODE_ENV: 'production' };
   const service = await spawnTsEntry(entry, {
     name: `bench-${kind}`,
-    env: { ...env, ...extraEnv },
+    env: { ...env, ...ctx.serverEnv, ...extraEnv },
     nodeArgs,
     readyPattern: /"msg":"listening"/,
     readyTimeoutMs: 30_000,

@@ -63,7 +63,8 @@ export interface ClusterDeps extends SessionDeps {
 export async function measureCluster(d: ClusterDeps): Promise<ClusterResults> {
   const cs = d.scale.cluster;
   const setup = seriesSetup('relay-notify', 0);
-  const single = await startSingleTarget(setup.redisArgs, d.ctx.pinning);
+  // Like for like: the one Redis feeds as many replicas as each of the cluster's primaries.
+  const single = await startSingleTarget(setup.redisArgs, d.ctx.pinning, cs.replicasPerPrimary);
   const out: ClusterResults = { primaries: cs.primaries, replicasPerPrimary: cs.replicasPerPrimary, runs: [], throughput: [] };
   try {
     d.log(`cluster: starting ${cs.primaries} primaries with ${cs.replicasPerPrimary} replica(s) each`);
@@ -106,7 +107,7 @@ export function entryCosts(step: StepResult): EntryCosts {
   };
 }
 
-const meterOf = (t: BenchTarget) => ({ redisPid: t.redisPid, cpuGroups: t.cpuGroups });
+const meterOf = (t: BenchTarget) => ({ redisPid: t.redisPid, cpuGroups: t.cpuGroups, commandStats: () => t.commandStats() });
 
 async function fixedRun(d: ClusterDeps, target: BenchTarget, w: TaskWorkload): Promise<ClusterRun> {
   const base = { target: target.kind, workload: w.name, streams: w.streams, eventsPerSecond: w.eventsPerSecond, sockets: socketCount(w) };

@@ -4,6 +4,8 @@ import { nowMs, publishOpenLoop } from './openLoop.js';
 import type { PublishState } from './openLoop.js';
 import { classifyBound } from './pinning.js';
 import type { Bound } from './pinning.js';
+import { commandCostPerEntry, fmtCommandCosts, parseCommandStats, sumCommandStats } from './commandStats.js';
+import type { CommandCost } from './commandStats.js';
 import { CpuMeter } from './procStats.js';
 import type { FanoutWorkload, Scale } from './scale.js';
 
@@ -37,6 +39,8 @@ export interface StepResult {
   readonly pass: boolean;
   /** Wall time the step took, settling after a failure included (absent in runs before it was recorded). */
   readonly durationMs?: number;
+  /** `INFO commandstats` growth over the step per delivered entry (absent without StepDeps.commandStats). */
+  readonly redisCommands?: readonly CommandCost[];
 }
 
 export interface FanoutResult {
@@ -78,6 +82,8 @@ export interface StepDeps {
    * replicas, which no single redisPid covers.
    */
   readonly cpuGroups?: Readonly<Record<string, readonly number[]>>;
+  /** `INFO commandstats` text of each Redis metered (a cluster's primaries), read before and after each step. */
+  readonly commandStats?: () => Promise<readonly string[]>;
 }
 
 const P99_LIMIT_MS = 100;
@@ -99,6 +105,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   await d.fleet.reset(startMs - 1);
   const fixedPids = [d.serverPid, d.redisPid ?? d.serverPid, process.pid, ...d.fleet.pids];
   const groups = Object.entries(d.cpuGroups ?? {});
+  const statsBefore = await readCommandStats(d);
   const meter = new CpuMeter([...fixedPids, ...groups.flatMap(([, pids]) => pids)]);
   const published = await publishOpenLoop(d.publisher, d.state, eventsPerSecond, startMs, d.scale.stepMs);
   const expected = published * w.perStream;
@@ -111,6 +118,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   // CPU over publishing and delivery: at low rates most of the work comes after the last publish.
   const { cores: cpu, wallSeconds } = meter.stop();
   const groupCpu = sumGroups(groups, cpu.slice(fixedPids.length));
+  const statsAfter = await readCommandStats(d);
   stats = await d.fleet.stats(true);
   const h = stats.histogram;
   const us = (v: number | undefined) => (v ?? 0) / 1000;
@@ -135,6 +143,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
     serverUsPerDelivery:
       stats.received === 0 ? 0 : (((cpu[0] ?? 0) + (d.redisPid === null ? 0 : (cpu[1] ?? 0))) * wallSeconds * 1e6) / stats.received,
     pass: deliveredRatio >= DELIVERED_MIN && p99Ms < P99_LIMIT_MS && stats.received > 0,
+    ...(statsBefore === null || statsAfter === null ? {} : { redisCommands: commandCostPerEntry(statsBefore, statsAfter, stats.received) }),
   };
   d.log(
     `    ${fmtRate(rate)}/s offered: ${(deliveredRatio * 100).toFixed(2)}% delivered, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, ` +
@@ -143,8 +152,15 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
         .map(([name, cores]) => ` ${name} ${(cores * 100).toFixed(0)}%`)
         .join('')} ${result.pass ? 'pass' : 'FAIL'}`,
   );
+  if (result.redisCommands !== undefined) d.log(`      redis per entry: ${fmtCommandCosts(result.redisCommands)}`);
   if (!result.pass) await settle(d);
   return { ...result, durationMs: Date.now() - stepStart };
+}
+
+/** The metered Redis nodes' command counters summed, or null when the step has none to read. */
+async function readCommandStats(d: StepDeps): Promise<ReturnType<typeof sumCommandStats> | null> {
+  if (d.commandStats === undefined) return null;
+  return sumCommandStats((await d.commandStats()).map(parseCommandStats));
 }
 
 /** Each group's cores summed, from the cores of its processes in group order; null without groups. */

@@ -84,6 +84,14 @@ describe('cluster-results.md', () => {
     expect(md).toContain('| 10,000 streams × 1 at 1k/s | cluster ÷ one Redis | | | 1.50× |  | 2.00× | 1.25× |');
   });
 
+  it('compares replicas with replicas when the one Redis feeds one too', () => {
+    const single = run('single', step(1_000, 0.2, 0.06, 0.02));
+    const cluster = run('cluster', step(1_000, 0.25, 0.09, 0.03));
+    const md = renderClusterMarkdown(report([single, cluster], []));
+    expect(md).toContain('| 10,000 streams × 1 at 1k/s | one Redis | 100.00% | 2.0 / 30.0 | 60.0 | 20.0 | 80.0 | 200.0 |');
+    expect(md).toContain('| 10,000 streams × 1 at 1k/s | cluster ÷ one Redis | | | 1.50× | 1.50× | 1.50× | 1.25× |');
+  });
+
   it('gives deliveries/s at the knee with what limited it, and the ratio of the knees', () => {
     const single = knee('single', step(40_000, 0.95, 0.3, 0), step(45_000, 0.97, 0.3, 0, false));
     const cluster = knee('cluster', step(30_000, 0.5, 0.4, 0.2), step(34_000, 0.5, 0.4, 0.2, false));

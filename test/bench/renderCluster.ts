@@ -41,8 +41,14 @@ function costCells(c: EntryCosts | null): string[] {
 function ratioCells(cluster: EntryCosts | null, single: EntryCosts | null): string[] {
   return [
     ratioCell(cluster?.primariesUsPerEntry, single?.primariesUsPerEntry),
-    '',
-    ratioCell(sum(cluster?.primariesUsPerEntry ?? null, cluster?.replicasUsPerEntry ?? null), single?.primariesUsPerEntry),
+    // The one Redis feeds replicas too when the cluster's primaries do: each side's own sum.
+    single?.replicasUsPerEntry === null || single?.replicasUsPerEntry === undefined
+      ? ''
+      : ratioCell(cluster?.replicasUsPerEntry, single.replicasUsPerEntry),
+    ratioCell(
+      sum(cluster?.primariesUsPerEntry ?? null, cluster?.replicasUsPerEntry ?? null),
+      sum(single?.primariesUsPerEntry ?? null, single?.replicasUsPerEntry ?? null),
+    ),
     ratioCell(cluster?.relayUsPerEntry, single?.relayUsPerEntry),
   ];
 }
@@ -84,8 +90,9 @@ export function renderClusterMarkdown(r: ClusterReport): string {
   );
   lines.push('');
   const replicas = c.replicasPerPrimary === 0 ? 'no replicas' : `${c.replicasPerPrimary} replica per primary`;
+  const singleReplicas = c.replicasPerPrimary === 0 ? 'no replica' : `${c.replicasPerPrimary} replica, like each primary`;
   lines.push(
-    `**One Redis vs a Redis Cluster of ${c.primaries} primaries (${replicas}), same workload, same run.** One relay reading on keyspace ` +
+    `**One Redis (${singleReplicas}) vs a Redis Cluster of ${c.primaries} primaries (${replicas}), same workload, same run.** One relay reading on keyspace ` +
       'notifications (`Kt` on every node), a fresh relay per measurement, one subscriber per stream (10 per socket), round-robin ' +
       'publishing at a fixed total rate after a 1 s warm-up. CPU µs per delivered entry: Redis summed over the primaries (the one Redis), ' +
       'XADDs included; replicas summed separately; the relay. Ratios: cluster ÷ one Redis.',

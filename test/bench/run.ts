@@ -5,6 +5,7 @@ import { generateSigningKey } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
 import { repoRoot, startRedis } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
+import { commandStatsOf } from './BenchTarget.js';
 import { startBenchServer } from './BenchServer.js';
 import type { BenchContext, BenchServer } from './BenchServer.js';
 import { LoadFleet } from './LoadFleet.js';
@@ -21,7 +22,7 @@ import type { BenchResults, ServerResults } from './report.js';
 import { assignStreams, parseBenchEnv } from './scale.js';
 import { measureStorm } from './stormBench.js';
 import type { StormResult } from './stormBench.js';
-import { parseFdLimit, seriesOf } from './taskWorkloads.js';
+import { parseFdLimit, seriesOf, serverSetup } from './taskWorkloads.js';
 import { measureTasks } from './tasksBench.js';
 import { measureCluster } from './clusterBench.js';
 import type { ClusterResults } from './clusterBench.js';
@@ -161,8 +162,9 @@ async function benchServer(
     return true;
   };
   const out: ServerResults = { fanout: [], memory: null, storm: null };
-  const redis = await startRedis();
-  const ctx: BenchContext = { ...baseCtx, redisUrl: redis.url };
+  const setup = serverSetup(kind);
+  const redis = await startRedis({ args: setup.redisArgs });
+  const ctx: BenchContext = { ...baseCtx, redisUrl: redis.url, serverEnv: setup.env };
   pinRedis(redis, ctx.pinning);
   try {
     if (parts.has('fanout')) {
@@ -198,6 +200,7 @@ async function benchServer(
               state: publishState(streams),
               serverPid: server.pid,
               redisPid: redisPid(kind, redis),
+              ...(kind === 'uws' ? {} : { commandStats: async () => [await commandStatsOf(redis.client())] }),
               scale,
               log,
               refineUntil,

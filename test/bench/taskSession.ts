@@ -45,7 +45,7 @@ export async function withTaskSession<T>(
   target: SessionTarget,
   setup: SeriesSetup,
   w: TaskWorkload,
-  meter: Pick<StepDeps, 'redisPid' | 'cpuGroups'>,
+  meter: Pick<StepDeps, 'redisPid' | 'cpuGroups' | 'commandStats'>,
   fn: (session: TaskSession) => Promise<T>,
   ready?: () => Promise<void>,
 ): Promise<T> {

@@ -6,6 +6,7 @@ import {
   seriesDeadline,
   seriesOf,
   seriesSetup,
+  serverSetup,
   socketCount,
   TASK_SUBS_PER_SOCKET,
   TASK_WORKLOADS,
@@ -47,6 +48,13 @@ describe('taskClients', () => {
     const clients = taskClients(w);
     expect(clients.map((c) => c.length)).toEqual([10, 10, 5]);
     expect(clients.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+  });
+});
+
+describe('serverSetup', () => {
+  it('runs the fan-out relay as documented (Redis notifying Kt, read mode notify), the peers on a silent Redis', () => {
+    expect(serverSetup('relay')).toEqual({ env: { RELAY_READ_MODE: 'notify' }, redisArgs: ['--notify-keyspace-events', 'Kt'] });
+    for (const kind of ['socketio', 'wsrelay', 'uws'] as const) expect(serverSetup(kind)).toEqual({ env: {}, redisArgs: [] });
   });
 });
 

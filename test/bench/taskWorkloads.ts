@@ -79,6 +79,17 @@ export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup
   }
 }
 
+/**
+ * How each server of the fan-out, memory and storm parts is started: the relay as documented for
+ * production (docs/protocol.md §11: its Redis with `notify-keyspace-events Kt`, read mode
+ * notify), the peers against a Redis that does not notify, since notifying costs their XADDs.
+ */
+export function serverSetup(kind: ServerKind): Omit<SeriesSetup, 'kind'> {
+  if (kind !== 'relay') return { env: {}, redisArgs: [] };
+  const { env, redisArgs } = seriesSetup('relay-notify', 0);
+  return { env, redisArgs };
+}
+
 /** The series of the chosen servers, in TASK_SERIES order. */
 export function seriesOf(servers: readonly ServerKind[]): TaskSeries[] {
   return TASK_SERIES.filter((s) => servers.includes(seriesSetup(s, 0).kind));

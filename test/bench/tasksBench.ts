@@ -80,12 +80,13 @@ async function measureOne(
   redisPid: number | null,
 ): Promise<TaskResult> {
   const ready = setup.kind === 'wsrelay' ? () => waitForReadLoops(d, redis, w.streams) : undefined;
+  const target = singleTarget(redis);
   return withTaskSession(
     d,
-    singleTarget(redis),
+    target,
     setup,
     w,
-    { redisPid },
+    { redisPid, commandStats: () => target.commandStats() },
     async (session) => {
       const step = await measureAtRate(session, d.scale, d.scale.tasks.stepMs, w.eventsPerSecond);
       const wall = step.wallSeconds ?? 0;

@@ -9,10 +9,11 @@ import {
   parseIdempotentXaddReply,
 } from './idempotentXadd.js';
 import type { IdempotentXaddRequest } from './idempotentXadd.js';
-import { LIVE_XADD_SCRIPT, LIVE_XADD_SHA, liveXadd, liveXaddArgs } from './liveXadd.js';
+import { LIVE_XADD_SCRIPT, LIVE_XADD_SHA, liveXaddArgs } from './liveXadd.js';
+import { liveXaddBatcher } from './LiveXaddBatcher.js';
 
 /**
- * One entry to append: the live XADD script (liveXadd), or the idempotent one (stream and record
+ * One entry to append: the live XADD script (liveXadd, or LiveXaddBatcher's for several), or the idempotent one (stream and record
  * key in one slot). Either publishes the entry on the stream's live channel as it writes it.
  */
 export type EntryWrite =
@@ -32,7 +33,9 @@ export type WriteOutcome =
 export async function writeEntry(client: RedisClient, write: EntryWrite, wait: ReplicaWait | undefined): Promise<WriteOutcome> {
   if (wait === undefined) {
     if (write.kind === 'idempotent') return idempotentXadd(client, write.request);
-    const reply = await liveXadd(client, write);
+    // The plain writes of a tick share one script call (LiveXaddBatcher): Redis pays a script's
+    // fixed cost once for them, not once per entry.
+    const reply = await liveXaddBatcher(client).write(write);
     return typeof reply === 'string' ? { ok: true, id: reply, duplicate: false } : { ok: false, reply };
   }
   const { reply, replicas, waitError } = await pipelineWithWait(
