@@ -314,6 +314,21 @@ describe('Session', () => {
     expect(await metric(h, 'streamgate_relay_limit_breaches_total', 'limit="protocol_violation"')).toBe(1);
   });
 
+  it('takes the plain pong, which skips parsing, as a usable frame: no answer, and it ends a run', async () => {
+    const h = await SessionHarness.create();
+    const { conn, session } = h.open();
+    for (let i = 0; i < 99; i++) send(session, 'nope');
+    send(session, '{"op":"pong"}');
+    for (let i = 0; i < 99; i++) send(session, 'nope');
+    expect(conn.closed).toBe(false);
+    expect(conn.framesOf('error')).toHaveLength(198);
+    // Spelt another way it is parsed, and still answered with nothing.
+    send(session, '{ "op": "pong" }');
+    send(session, '{"op":"pong","t":1}');
+    expect(conn.framesOf('error')).toHaveLength(199);
+    expect(conn.closed).toBe(false);
+  });
+
   it('closes with 4005 after an internal error frame when serving a frame faults, releasing the socket', async () => {
     const h = await SessionHarness.create();
     const conn = new FakeConnection(h.publisher);
