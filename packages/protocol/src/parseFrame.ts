@@ -45,7 +45,8 @@ export function parseClientFrame(text: string): ParseResult<ClientFrame> {
     };
   }
   const rawSid = (json as { sid?: unknown }).sid;
-  const sid = subscriptionIdSchema.safeParse(rawSid).success ? (rawSid as string) : undefined;
+  // Most frames without a sid are pings: no failed parse (and its error object) for them.
+  const sid = rawSid !== undefined && subscriptionIdSchema.safeParse(rawSid).success ? (rawSid as string) : undefined;
   const fail = (error: RelayError): ParseResult<ClientFrame> => (sid === undefined ? { ok: false, error } : { ok: false, error, sid });
   if (op === 'subscribe' || op === 'refresh') {
     const token = (json as { token?: unknown }).token;
