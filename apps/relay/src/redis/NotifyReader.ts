@@ -238,7 +238,11 @@ export class NotifyReader implements LiveReader {
       return;
     }
     if (message.prev === cursor) {
-      this.deliver(key, cursor, [message.entry], false);
+      // One entry, above the cursor (parseLiveMessage checked its prev is below its id): the
+      // cursor moves to it with no comparison, and a read goes on only as deliver would.
+      this.cursors.set(key, message.entry.id);
+      if (this.options.count <= 1) this.markDirty(key, false);
+      this.hand(key, [message.entry]);
       return;
     }
     if (compareStreamIds(message.entry.id, cursor) <= 0) {
@@ -381,6 +385,10 @@ export class NotifyReader implements LiveReader {
     }
     if (compareStreamIds(last.id, sent) > 0) this.cursors.set(key, last.id);
     if (entries.length >= this.options.count) this.markDirty(key, false);
+    this.hand(key, entries);
+  }
+
+  private hand(key: StreamName, entries: readonly StreamEntry[]): void {
     try {
       this.options.onEntries(key, entries);
     } catch (thrown) {

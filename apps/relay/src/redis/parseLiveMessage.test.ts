@@ -11,6 +11,19 @@ describe('parseLiveMessage', () => {
     expect(parseLiveMessage(Buffer.from('5-1 5-2 '))).toEqual({ prev: '5-1', entry: { id: '5-2', fields: ['data', ''] } });
   });
 
+  it('orders the ids as integers, milliseconds first', () => {
+    for (const [prev, id] of [
+      ['1-9', '1-10'],
+      ['9-5', '10-0'],
+      ['0-0', '0-1'],
+      ['99-99', '100-0'],
+      ['5-3', '5-4'],
+    ]) {
+      expect(parseLiveMessage(Buffer.from(`${prev} ${id} x`))?.prev, `${prev} < ${id}`).toBe(prev);
+      expect(parseLiveMessage(Buffer.from(`${id} ${prev} x`)), `${id} > ${prev}`).toBeNull();
+    }
+  });
+
   it('takes ids with parts of twenty digits up to 2^64-1', () => {
     const max = '18446744073709551615';
     expect(parseLiveMessage(Buffer.from(`1-0 ${max}-${max} x`))?.entry.id).toBe(`${max}-${max}`);
