@@ -33,5 +33,9 @@ describe('RelayMetrics refusal counts', () => {
     expect(text).toContain('streamgate_relay_limit_breaches_total{limit="pending_catchup"} 1');
     expect(text).toContain('streamgate_relay_slow_consumer_cuts_total 2');
     expect(text).toContain('streamgate_relay_drain_refused_total 1');
+    expect(text).toContain('streamgate_relay_deliveries_total{path="live"} 7');
+    expect(text).toContain('streamgate_relay_deliveries_total{path="catch-up"} 3');
+    metrics.hub.delivered(5, 'live');
+    expect(await metrics.registry.metrics()).toContain('streamgate_relay_deliveries_total{path="live"} 12');
   });
 });

@@ -10,6 +10,19 @@ describe('compareStreamIds', () => {
     expect(compareStreamIds('18446744073709551615-0', '9007199254740993-0')).toBeGreaterThan(0);
   });
 
+  it('agrees with integer order on ids of every part length', () => {
+    const parts = ['0', '1', '9', '10', '99', '100', '1764650000000', '1764650000001', '18446744073709551615'];
+    const ids = parts.flatMap((ms) => parts.map((seq) => `${ms}-${seq}`));
+    const key = (id: string) => id.split('-').map(BigInt) as [bigint, bigint];
+    for (const a of ids)
+      for (const b of ids) {
+        const [ma, sa] = key(a);
+        const [mb, sb] = key(b);
+        const expected = ma !== mb ? (ma < mb ? -1 : 1) : sa !== sb ? (sa < sb ? -1 : 1) : 0;
+        expect(Math.sign(compareStreamIds(a, b)), `${a} vs ${b}`).toBe(expected);
+      }
+  });
+
   it('accepts only canonical ids', () => {
     expect(isStreamId('1-0')).toBe(true);
     expect(isStreamId('18446744073709551615-18446744073709551615')).toBe(true);

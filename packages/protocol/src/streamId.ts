@@ -25,10 +25,25 @@ function compareDecimal(a: string, b: string): number {
 
 /** Total order of stream ids, as Redis orders them. Both ids must already be valid. */
 export function compareStreamIds(a: StreamId, b: StreamId): number {
+  if (a === b) return 0;
+  // Every entry the relay delivers is compared a few times on its way: no slices. Parts have no
+  // leading zeros, so a longer part is the larger one, and parts of one length compare by digit.
   const da = a.indexOf('-');
   const db = b.indexOf('-');
-  const ms = compareDecimal(a.slice(0, da), b.slice(0, db));
-  return ms !== 0 ? ms : compareDecimal(a.slice(da + 1), b.slice(db + 1));
+  if (da !== db) return da < db ? -1 : 1;
+  const ms = compareDigits(a, b, 0, da);
+  if (ms !== 0) return ms;
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return compareDigits(a, b, da + 1, a.length);
+}
+
+function compareDigits(a: string, b: string, from: number, to: number): number {
+  for (let i = from; i < to; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca !== cb) return ca < cb ? -1 : 1;
+  }
+  return 0;
 }
 
 export function isStreamId(value: string): value is StreamId {

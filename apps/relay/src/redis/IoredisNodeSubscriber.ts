@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { StreamName } from '@streamgate/protocol';
-import { liveChannel, liveChannelStream } from '@streamgate/redis';
+import { liveChannel } from '@streamgate/redis';
+import { ChannelNames } from './ChannelNames.js';
 import type { NodeSubscriber } from './ClusterPubSub.js';
 import { guardHandler } from './guardHandler.js';
 import { parseLiveMessage } from './parseLiveMessage.js';
@@ -39,10 +40,11 @@ export class IoredisNodeSubscriber implements NodeSubscriber {
       }, listeners.onHandlerError),
     );
     // As bytes: a live message's data is checked to be UTF-8 before it is decoded (parseLiveMessage).
+    const names = new ChannelNames(0);
     connection.on(
       'smessageBuffer',
       guardHandler((channel: Buffer, message: Buffer) => {
-        const key = liveChannelStream(channel.toString(), 0);
+        const key = names.liveKey(channel);
         if (key !== null) listeners.onLive(key, parseLiveMessage(message));
       }, listeners.onHandlerError),
     );

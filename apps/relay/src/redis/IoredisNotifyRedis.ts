@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { StreamId, StreamName } from '@streamgate/protocol';
-import { liveChannel, liveChannelStream } from '@streamgate/redis';
+import { liveChannel } from '@streamgate/redis';
+import { ChannelNames } from './ChannelNames.js';
 import type { KeyRead, NotifyRedis } from './NotifyRedis.js';
 import { parseLiveMessage } from './parseLiveMessage.js';
 import type { LiveMessage } from './parseLiveMessage.js';
@@ -31,15 +32,15 @@ export class IoredisNotifyRedis implements NotifyRedis {
     this.prefix = `__keyspace@${options.db}__:`;
     this.stopHeartbeat = startHeartbeat(options.subscriber, options.onPingError);
     // As bytes: a live message's data is checked to be UTF-8 before it is decoded (parseLiveMessage).
-    options.subscriber.on('messageBuffer', (rawChannel: Buffer, message: Buffer) => {
-      const channel = rawChannel.toString();
-      if (channel.startsWith(this.prefix)) {
-        const key = channel.slice(this.prefix.length);
-        const event = message.toString();
-        for (const listener of this.eventListeners) listener(key, event);
+    const names = new ChannelNames(options.db);
+    options.subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
+      const keyspaceKey = names.keyspaceKey(channel);
+      if (keyspaceKey !== null) {
+        const event = names.event(message);
+        for (const listener of this.eventListeners) listener(keyspaceKey, event);
         return;
       }
-      const key = liveChannelStream(channel, options.db);
+      const key = names.liveKey(channel);
       if (key === null) return;
       const live = parseLiveMessage(message);
       for (const listener of this.liveListeners) listener(key, live);

@@ -79,6 +79,10 @@ export class NotifyReader implements LiveReader {
    * foreign producer's) and is read.
    */
   private readonly awaiting = new Map<StreamName, number>();
+  /** Cancels the look at `awaiting` that is due (checkAwaiting), if one is. */
+  private cancelAwaitingCheck: (() => void) | null = null;
+  /** The keys marked dirty next have waited out the coalescing window already: read them at once. */
+  private coalesced = false;
   /** Keys to read in the next round. */
   private readonly dirty = new Set<StreamName>();
   /** Of those, the ones an `xadd` woke: one that reads nothing may have been recreated below its cursor. */
@@ -197,6 +201,7 @@ export class NotifyReader implements LiveReader {
     this.sync.close();
     this.retry.close();
     this.sweeps.close();
+    this.cancelAwaitingCheck?.();
     this.idleWake?.();
     this.options.redis.disconnect();
     await Promise.resolve();
@@ -208,7 +213,7 @@ export class NotifyReader implements LiveReader {
     if (kind === 'suspect') this.options.onSuspect(key);
     if (kind === 'written' && hasLiveChannel(key)) {
       this.awaiting.set(key, (this.awaiting.get(key) ?? 0) + 1);
-      this.idleWake?.();
+      this.checkAwaiting();
       return;
     }
     this.markDirty(key, kind === 'written');
@@ -233,7 +238,11 @@ export class NotifyReader implements LiveReader {
       return;
     }
     if (message.prev === cursor) {
-      this.deliver(key, cursor, [message.entry], false);
+      // One entry, above the cursor (parseLiveMessage checked its prev is below its id): the
+      // cursor moves to it with no comparison, and a read goes on only as deliver would.
+      this.cursors.set(key, message.entry.id);
+      if (this.options.count <= 1) this.markDirty(key, false);
+      this.hand(key, [message.entry]);
       return;
     }
     if (compareStreamIds(message.entry.id, cursor) <= 0) {
@@ -246,6 +255,23 @@ export class NotifyReader implements LiveReader {
     this.markDirty(key, true);
   }
 
+  /**
+   * In COALESCE_MS, reads the keys whose `xadd` no message has answered: a message comes right
+   * behind its event, in the same read of the socket, so what is left then was a write nobody
+   * published. One timer for every event within the window, and not a round of the read loop:
+   * an event its message answers costs no more than the two lookups.
+   */
+  private checkAwaiting(): void {
+    if (this.cancelAwaitingCheck !== null) return;
+    this.cancelAwaitingCheck = this.options.clock.after(COALESCE_MS, () => {
+      this.cancelAwaitingCheck = null;
+      if (this.awaiting.size === 0) return;
+      this.coalesced = true;
+      for (const key of this.awaiting.keys()) this.markDirty(key, true);
+      this.awaiting.clear();
+    });
+  }
+
   private markDirty(key: StreamName, woken: boolean): void {
     this.dirty.add(key);
     if (woken) this.woken.add(key);
@@ -254,16 +280,14 @@ export class NotifyReader implements LiveReader {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      if (this.dirty.size === 0 && this.swept.size === 0 && this.isolated.size === 0 && this.awaiting.size === 0) {
+      if (this.dirty.size === 0 && this.swept.size === 0 && this.isolated.size === 0) {
         await new Promise<void>((resolve) => (this.idleWake = resolve));
         this.idleWake = null;
         continue;
       }
-      await sleepOn(this.options.clock, COALESCE_MS);
+      if (!this.coalesced) await sleepOn(this.options.clock, COALESCE_MS);
+      this.coalesced = false;
       if (!this.running) return;
-      // Their messages would have come right behind them, in the same read of the socket.
-      for (const key of this.awaiting.keys()) this.markDirty(key, true);
-      this.awaiting.clear();
       if (!this.options.redis.readReady) {
         // Keys stay dirty; the reconnect is ioredis's.
         this.failures++;
@@ -361,6 +385,10 @@ export class NotifyReader implements LiveReader {
     }
     if (compareStreamIds(last.id, sent) > 0) this.cursors.set(key, last.id);
     if (entries.length >= this.options.count) this.markDirty(key, false);
+    this.hand(key, entries);
+  }
+
+  private hand(key: StreamName, entries: readonly StreamEntry[]): void {
     try {
       this.options.onEntries(key, entries);
     } catch (thrown) {
