@@ -19,7 +19,7 @@ import { probeSubscribe } from './support/probeSubscribe.js';
 // Short enough that every subscription refreshes its token during the rotation (the switch step
 // alone waits this plus the skew), long enough for a loaded machine: a refresh, due the lead
 // (5 s) before exp, still has the skew after exp to land.
-const TOKEN_TTL_SECONDS = 15;
+const TOKEN_TTL_SECONDS = 20;
 const SKEW_SECONDS = 5;
 const JWKS_REFRESH_SECONDS = 10;
 const FILE_POLL_MS = 200;
