@@ -16,8 +16,10 @@ import { AUDIENCE, ISSUER, metricValue } from './support/startFleet.js';
 import { mintToken } from './support/mintToken.js';
 import { probeSubscribe } from './support/probeSubscribe.js';
 
-// Short enough that every subscription refreshes its token during the rotation, long enough for a loaded machine.
-const TOKEN_TTL_SECONDS = 30;
+// Short enough that every subscription refreshes its token during the rotation (the switch step
+// alone waits this plus the skew), long enough for a loaded machine: a refresh, due the lead
+// (5 s) before exp, still has the skew after exp to land.
+const TOKEN_TTL_SECONDS = 20;
 const SKEW_SECONDS = 5;
 const JWKS_REFRESH_SECONDS = 10;
 const FILE_POLL_MS = 200;
