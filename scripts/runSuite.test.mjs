@@ -3,7 +3,7 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CHECKS_AWAITED_VARIABLE, CHECKS_DONE_VARIABLE, runSuite, scriptStep } from './runSuite.mjs';
+import { CHECKS_DONE_VARIABLE, runSuite } from './runSuite.mjs';
 
 /** A step that runs `code` in a fresh Node. @param {string} name @param {string} code */
 const node = (name, code) => ({ name, command: process.execPath, args: ['-e', code] });
@@ -33,20 +33,19 @@ describe('runSuite', () => {
     expect(printed).toMatch(/\n== npm test: typecheck passed in \d+ s, lint passed in \d+ s, vitest passed in \d+ s\n$/);
   });
 
-  it('fails when a check fails, naming it, though the tests passed', async () => {
-    const { status, printed } = await run({ checks: [node('lint', 'process.exit(3)'), node('typecheck', '')], tests: node('vitest', '') });
-    expect(status).toBe(1);
-    expect(printed).toContain('-- lint FAILED (exit status 3) in ');
-    expect(printed).toContain('-- typecheck passed in ');
-  });
-
-  it('fails when the tests fail, or a check cannot start', async () => {
-    const [failingTests, missing] = await Promise.all([
-      run({ checks: [node('lint', '')], tests: node('vitest', 'process.exit(1)') }),
-      run({ checks: [{ name: 'lint', command: join(dir, 'no-such-tool'), args: [] }], tests: node('vitest', ''), niceness: 0 }),
-    ]);
+  it('fails when a check fails, naming it, though the tests passed; and when the tests fail', async () => {
+    const failingCheck = await run({ checks: [node('lint', 'process.exit(3)'), node('typecheck', '')], tests: node('vitest', '') });
+    expect(failingCheck.status).toBe(1);
+    expect(failingCheck.printed).toContain('-- lint FAILED (exit status 3) in ');
+    expect(failingCheck.printed).toContain('-- typecheck passed in ');
+    const failingTests = await run({ checks: [node('lint', '')], tests: node('vitest', 'process.exit(1)') });
     expect(failingTests.status).toBe(1);
     expect(failingTests.printed).toContain('vitest FAILED (exit status 1)');
+    const missing = await run({
+      checks: [{ name: 'lint', command: join(dir, 'no-such-tool'), args: [] }],
+      tests: node('vitest', ''),
+      niceness: 0,
+    });
     expect(missing.status).toBe(1);
     expect(missing.printed).toMatch(/-- lint FAILED \(exit status 127\) in \d+ s\nlint: could not start .*no-such-tool/);
   });
@@ -82,55 +81,5 @@ describe('runSuite', () => {
     const niceOf = 'console.log(require("node:os").getPriority())';
     const { printed } = await run({ checks: [node('typecheck', niceOf)], tests: node('vitest', ''), niceness: 7 });
     expect(printed).toMatch(new RegExp(`-- typecheck passed in \\d+ s\n${Math.min(19, getPriority() + 7)}\n`));
-  });
-
-  it('gives the checks their priority back once the serial files wait, where the OS lets it be raised', async () => {
-    if (process.platform === 'win32') return;
-    const mayRaise = process.getuid?.() === 0;
-    const started = join(dir, 'check-started');
-    const check = node(
-      'lint',
-      `const os = require('node:os');
-       const niced = os.getPriority();
-       require('node:fs').writeFileSync(${JSON.stringify(started)}, '');
-       const deadline = Date.now() + ${mayRaise ? 10_000 : 1_500};
-       const poll = () => {
-         const now = os.getPriority();
-         if (now !== niced || Date.now() > deadline) return console.log(niced + ' then ' + now);
-         setTimeout(poll, 20);
-       };
-       poll();`,
-    );
-    // The serial files start waiting once the check runs (niced).
-    const tests = node(
-      'vitest',
-      `const fs = require('node:fs');
-       const deadline = Date.now() + 20000;
-       const poll = () => {
-         if (fs.existsSync(${JSON.stringify(started)})) return fs.writeFileSync(process.env.${CHECKS_AWAITED_VARIABLE}, '');
-         if (Date.now() > deadline) process.exit(12);
-         setTimeout(poll, 20);
-       };
-       poll();`,
-    );
-    const { status, printed } = await run({ checks: [check], tests, niceness: 5 });
-    expect(status).toBe(0);
-    const base = getPriority();
-    const niced = Math.min(19, base + 5);
-    expect(printed).toContain(mayRaise ? `${niced} then ${base}` : `${niced} then ${niced}`);
-    expect(printed.includes('(priority restored for lint once the serial files waited)')).toBe(mayRaise);
-  });
-});
-
-describe('scriptStep', () => {
-  it("runs a package.json script's command itself, and refuses one that needs a shell", () => {
-    expect(scriptStep('lint', 'eslint --max-warnings 0 .')).toEqual({
-      name: 'lint',
-      command: 'eslint',
-      args: ['--max-warnings', '0', '.'],
-    });
-    for (const script of ['tsc && eslint .', 'prettier --check "a b"', 'tsc  -p x', undefined]) {
-      expect(() => scriptStep('x', script)).toThrow(/must be one command with plain arguments/);
-    }
   });
 });
