@@ -7,8 +7,7 @@ const ssr = { resolve: { conditions: ['streamgate-source', 'node', 'import', 'de
 
 // Cross-process files whose assertions bound a latency or a rate against the wall clock (a
 // deadline after SIGTERM, a worst delivery delay, a rate limiter's pace, a liveness timeout) or
-// that drive Chromium: they run one at a time after the rest, with the machine to themselves
-// (under npm test, also after the checks that run beside vitest: scripts/runSuite.mjs).
+// that drive Chromium: they run one at a time after the rest, with the machine to themselves.
 // Every other file in test/ starts its own redis-server and apps on free ports and shares
 // nothing, so two run at once.
 const timingSensitive = [
@@ -91,8 +90,6 @@ export default defineConfig({
           ...crossProcess,
           name: 'e2e-serial',
           include: timingSensitive,
-          // Under npm test, they start once tsc, eslint and prettier, run beside vitest, are done.
-          setupFiles: ['test/support/afterChecks.ts'],
           fileParallelism: false,
           sequence: { groupOrder: 1 },
         },
