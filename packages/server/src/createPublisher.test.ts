@@ -113,6 +113,15 @@ describe('createPublisher (real redis-server)', () => {
     }
   });
 
+  it('answers not_replicated, not timeout, when the script is not loaded on the node (a fresh or failed-over one)', async () => {
+    // A NOSCRIPT reply would still run the pipelined WAIT for its whole 1.5 s, and a retry's WAIT
+    // would come on top of it, past the 2 s deadline.
+    await redis.call('SCRIPT', 'FLUSH');
+    const publisher = createPublisher({ redis, timeoutMs: 2_000, waitForReplicas: { count: 1, timeoutMs: 1_500 } });
+    const result = await publisher.publish(notes.for('unloaded'), { text: 'a' });
+    expect(result).toMatchObject({ ok: false, error: { code: 'not_replicated', replicas: 0, wanted: 1 } });
+  });
+
   it('reports an unreachable Redis as redis_unavailable, retryable, nothing sent', async () => {
     const down = await startRedis();
     const client = down.client({ lazyConnect: true, retryStrategy: () => null });

@@ -38,14 +38,12 @@ export async function writeEntry(client: RedisClient, write: EntryWrite, wait: R
     const reply = await liveXaddBatcher(client).write(write);
     return typeof reply === 'string' ? { ok: true, id: reply, duplicate: false } : { ok: false, reply };
   }
-  const { reply, replicas, waitError } = await pipelineWithWait(
-    client,
-    (pipeline, useEval) => addWrite(client, pipeline, write, useEval),
-    wait,
-    {
-      scriptFallback: true,
-    },
-  );
+  // EVAL, not EVALSHA with a fallback: a NOSCRIPT reply (a fresh or failed-over node) still runs
+  // the pipelined WAIT, which then blocks for its whole timeout with nothing written, and the
+  // retry's WAIT comes on top, past the caller's deadline. The body costs bytes, not a round trip.
+  const { reply, replicas, waitError } = await pipelineWithWait(client, (pipeline) => addWrite(client, pipeline, write, true), wait, {
+    scriptFallback: false,
+  });
   const outcome: WriteOutcome =
     write.kind === 'idempotent'
       ? parseIdempotentXaddReply(reply)
