@@ -67,7 +67,13 @@ export class LiveXaddBatcher {
     });
   }
 
-  private flush(): void {
+  /**
+   * Sends what this tick queued now. A write that bypasses the batcher (an idempotent one, or one
+   * that waits for replicas) calls this first: ioredis sends one connection's commands in call
+   * order, so the entries land in the order their publishes were made.
+   */
+  flush(): void {
+    if (this.queued.length === 0) return;
     const queued = this.queued;
     this.queued = [];
     const cluster = isClusterClient(this.redis);

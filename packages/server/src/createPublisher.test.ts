@@ -33,6 +33,30 @@ describe('createPublisher (real redis-server)', () => {
     expect(decodeEntryFields(fields)).toEqual({ ok: true, json: '{"id":"o-1","qty":2}' });
   });
 
+  it('writes publishes made without awaiting in the order they were made, plain, idempotent and waiting mixed', async () => {
+    const publisher = createPublisher({ redis });
+    // Warm: a script the node does not know yet answers NOSCRIPT and is sent again, behind any
+    // write sent meanwhile (see writeEntry).
+    await publisher.publish(notes.for('warm'), { text: 'w' });
+    await publisher.publish(notes.for('warm'), { text: 'w' }, { idempotencyKey: 'warm' });
+    const stream = notes.for('order');
+    const texts = ['a', 'b', 'c', 'd', 'e', 'f'];
+    // Plain publishes share a script call sent on the next tick; the idempotent one and the one
+    // that waits for replicas (answered not_replicated here: this server has none) bypass it.
+    const results = await Promise.all(
+      texts.map((text, i) =>
+        publisher.publish(
+          stream,
+          { text },
+          i === 2 ? { idempotencyKey: 'order-c' } : i === 4 ? { waitForReplicas: { count: 1, timeoutMs: 10 } } : {},
+        ),
+      ),
+    );
+    expect(results.map((r) => r.ok || r.error.code)).toEqual([true, true, true, true, 'not_replicated', true]);
+    const written = (await redis.xrange(stream.name, '-', '+')).map(([, fields]) => decodeEntryFields(fields));
+    expect(written).toEqual(texts.map((text) => ({ ok: true, json: JSON.stringify({ text }) })));
+  });
+
   it('publishes schema-less streams as given', async () => {
     const result = await createPublisher({ redis }).publish(notes, { text: 'hi' });
     expect(result.ok).toBe(true);

@@ -31,13 +31,26 @@ export type WriteOutcome =
  * connection (pipelineWithWait). Rejects as ioredis does on a failed write.
  */
 export async function writeEntry(client: RedisClient, write: EntryWrite, wait: ReplicaWait | undefined): Promise<WriteOutcome> {
-  if (wait === undefined) {
-    if (write.kind === 'idempotent') return idempotentXadd(client, write.request);
-    // The plain writes of a tick share one script call (LiveXaddBatcher): Redis pays a script's
-    // fixed cost once for them, not once per entry.
-    const reply = await liveXaddBatcher(client).write(write);
-    return typeof reply === 'string' ? { ok: true, id: reply, duplicate: false } : { ok: false, reply };
+  const batcher = liveXaddBatcher(client);
+  // Plain writes queued earlier in this tick go before any write that bypasses the batcher, so
+  // entries land in the order their publishes were made (one connection sends in call order).
+  // Not across a NOSCRIPT (a node that lost its scripts): that write is sent again after its
+  // reply, behind what was sent meanwhile.
+  if (wait !== undefined) {
+    batcher.flush();
+    return writeAndWait(client, write, wait);
   }
+  if (write.kind === 'idempotent') {
+    batcher.flush();
+    return idempotentXadd(client, write.request);
+  }
+  // The plain writes of a tick share one script call (LiveXaddBatcher): Redis pays a script's
+  // fixed cost once for them, not once per entry.
+  const reply = await batcher.write(write);
+  return typeof reply === 'string' ? { ok: true, id: reply, duplicate: false } : { ok: false, reply };
+}
+
+async function writeAndWait(client: RedisClient, write: EntryWrite, wait: ReplicaWait): Promise<WriteOutcome> {
   // EVAL, not EVALSHA with a fallback: a NOSCRIPT reply (a fresh or failed-over node) still runs
   // the pipelined WAIT, which then blocks for its whole timeout with nothing written, and the
   // retry's WAIT comes on top, past the caller's deadline. The body costs bytes, not a round trip.
