@@ -33,6 +33,16 @@ describe('RedisLeaseStore with waitForReplicas, on a primary without a replica',
     expect(shorts).toHaveLength(1);
   });
 
+  it('waits once, not twice, on a node that does not know the script (a fresh or failed-over primary)', async () => {
+    await redis.script('FLUSH');
+    await redis.config('RESETSTAT');
+    const leases = new RedisLeaseStore(redis, 't:', { waitForReplicas: wait });
+    expect(await leases.acquire('noscript', 'w1', 10_000)).toBeNull();
+    const stats = await redis.info('commandstats');
+    expect(/cmdstat_wait:calls=(\d+)/.exec(stats)?.[1]).toBe('1');
+    expect(stats).not.toMatch(/cmdstat_evalsha:calls=\d+,[^\r\n]*failed_calls=[1-9]/);
+  });
+
   it('leaves a lease someone else holds alone', async () => {
     await new RedisLeaseStore(redis, 't:').acquire('c', 'holder', 10_000);
     const shorts: string[] = [];
