@@ -21,34 +21,28 @@ function refreshSlots(client: RedisClient): Promise<void> {
 }
 
 /**
- * Queues one write (`queue`: a command, or a script as EVALSHA, or EVAL when `useEval`) and
+ * Queues one write (`queue`: a command, or a script as EVAL) and
  * pipelines `WAIT count timeoutMs` right behind it. Pipelined, the two leave on the same
  * connection: on a Cluster ioredis sends a pipeline to the node of its keyed command's slot and
  * the keyless WAIT rides along, so it counts the replicas of the node that took the write. WAIT
  * measures this connection's own writes, which is why it cannot be sent on its own (on a Cluster
- * it would go to a random node). With `scriptFallback`, NOSCRIPT (the server ran nothing: first
- * use, or a restart emptied its script cache) sends the write again as EVAL. Rejects with the
- * write's error as ioredis does. The publisher's `waitForReplicas` and ingest's lease grants use it.
+ * it would go to a random node). A script goes as EVAL, never EVALSHA: NOSCRIPT (a fresh or
+ * failed-over node) would still run the WAIT for its whole timeout with nothing written, and a
+ * retry would wait again. Rejects with the write's error as ioredis does. The publisher's `waitForReplicas` and ingest's lease grants use it.
  */
 export async function pipelineWithWait(
   client: RedisClient,
-  queue: (pipeline: ChainableCommander, useEval: boolean) => void,
+  queue: (pipeline: ChainableCommander) => void,
   wait: ReplicaWait,
-  options: { readonly scriptFallback: boolean },
 ): Promise<ReplicatedReply> {
-  let useEval = false;
   for (let attempt = 0; ; attempt += 1) {
     const pipeline = client.pipeline();
-    queue(pipeline, useEval);
+    queue(pipeline);
     pipeline.wait(wait.count, wait.timeoutMs);
     const results = (await pipeline.exec()) ?? [];
     const [writeError, reply] = results[0] ?? [new Error('the pipeline returned no reply for the write'), null];
     const [waitError, waitReply] = results[1] ?? [new Error('the pipeline returned no reply for WAIT'), null];
     if (writeError !== null) {
-      if (options.scriptFallback && !useEval && isReplyError(writeError, /^NOSCRIPT/)) {
-        useEval = true;
-        continue;
-      }
       if (isReplyError(writeError, /^(MOVED|ASK) /) && attempt < MAX_REDIRECTED_ATTEMPTS) {
         await refreshSlots(client);
         continue;

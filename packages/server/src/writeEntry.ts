@@ -1,15 +1,9 @@
 import type { ChainableCommander } from 'ioredis';
 import { pipelineWithWait } from '@streamgate/redis';
 import type { RedisClient, ReplicaWait } from '@streamgate/redis';
-import {
-  IDEMPOTENT_XADD_SCRIPT,
-  IDEMPOTENT_XADD_SHA,
-  idempotentXadd,
-  idempotentXaddArgs,
-  parseIdempotentXaddReply,
-} from './idempotentXadd.js';
+import { IDEMPOTENT_XADD_SCRIPT, idempotentXadd, idempotentXaddArgs, parseIdempotentXaddReply } from './idempotentXadd.js';
 import type { IdempotentXaddRequest } from './idempotentXadd.js';
-import { LIVE_XADD_SCRIPT, LIVE_XADD_SHA, liveXaddArgs } from './liveXadd.js';
+import { LIVE_XADD_SCRIPT, liveXaddArgs } from './liveXadd.js';
 import { liveXaddBatcher } from './LiveXaddBatcher.js';
 
 /**
@@ -51,12 +45,8 @@ export async function writeEntry(client: RedisClient, write: EntryWrite, wait: R
 }
 
 async function writeAndWait(client: RedisClient, write: EntryWrite, wait: ReplicaWait): Promise<WriteOutcome> {
-  // EVAL, not EVALSHA with a fallback: a NOSCRIPT reply (a fresh or failed-over node) still runs
-  // the pipelined WAIT, which then blocks for its whole timeout with nothing written, and the
-  // retry's WAIT comes on top, past the caller's deadline. The body costs bytes, not a round trip.
-  const { reply, replicas, waitError } = await pipelineWithWait(client, (pipeline) => addWrite(client, pipeline, write, true), wait, {
-    scriptFallback: false,
-  });
+  // EVAL (pipelineWithWait says why): the body costs bytes, not a round trip.
+  const { reply, replicas, waitError } = await pipelineWithWait(client, (pipeline) => addWrite(client, pipeline, write), wait);
   const outcome: WriteOutcome =
     write.kind === 'idempotent'
       ? parseIdempotentXaddReply(reply)
@@ -67,14 +57,7 @@ async function writeAndWait(client: RedisClient, write: EntryWrite, wait: Replic
   return waitError === undefined ? { ...outcome, replicas } : { ...outcome, replicas, waitError };
 }
 
-function addWrite(client: RedisClient, pipeline: ChainableCommander, write: EntryWrite, useEval: boolean): void {
-  if (write.kind === 'xadd') {
-    const args = liveXaddArgs(client, write);
-    if (useEval) pipeline.eval(LIVE_XADD_SCRIPT, ...args);
-    else pipeline.evalsha(LIVE_XADD_SHA, ...args);
-    return;
-  }
-  const args = idempotentXaddArgs(client, write.request);
-  if (useEval) pipeline.eval(IDEMPOTENT_XADD_SCRIPT, ...args);
-  else pipeline.evalsha(IDEMPOTENT_XADD_SHA, ...args);
+function addWrite(client: RedisClient, pipeline: ChainableCommander, write: EntryWrite): void {
+  if (write.kind === 'xadd') pipeline.eval(LIVE_XADD_SCRIPT, ...liveXaddArgs(client, write));
+  else pipeline.eval(IDEMPOTENT_XADD_SCRIPT, ...idempotentXaddArgs(client, write.request));
 }

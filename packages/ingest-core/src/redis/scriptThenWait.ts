@@ -20,5 +20,5 @@ export function scriptThenWait(
   args: readonly [numKeys: number, ...keysThenArgs: (string | number)[]],
   wait: ReplicaWait,
 ): Promise<ReplicatedReply> {
-  return pipelineWithWait(client, (pipeline) => pipeline.eval(script.text, ...args), wait, { scriptFallback: false });
+  return pipelineWithWait(client, (pipeline) => pipeline.eval(script.text, ...args), wait);
 }
