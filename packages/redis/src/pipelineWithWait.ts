@@ -21,14 +21,14 @@ function refreshSlots(client: RedisClient): Promise<void> {
 }
 
 /**
- * Queues one write (`queue`: a command, or a script as EVAL) and
- * pipelines `WAIT count timeoutMs` right behind it. Pipelined, the two leave on the same
- * connection: on a Cluster ioredis sends a pipeline to the node of its keyed command's slot and
- * the keyless WAIT rides along, so it counts the replicas of the node that took the write. WAIT
- * measures this connection's own writes, which is why it cannot be sent on its own (on a Cluster
- * it would go to a random node). A script goes as EVAL, never EVALSHA: NOSCRIPT (a fresh or
- * failed-over node) would still run the WAIT for its whole timeout with nothing written, and a
- * retry would wait again. Rejects with the write's error as ioredis does. The publisher's `waitForReplicas` and ingest's lease grants use it.
+ * Queues one write (`queue`: a command, or a script as EVAL) and pipelines `WAIT count timeoutMs`
+ * right behind it. Pipelined, the two leave on the same connection: on a Cluster ioredis sends a
+ * pipeline to the node of its keyed command's slot and the keyless WAIT rides along, so it counts
+ * the replicas of the node that took the write. WAIT measures this connection's own writes, which
+ * is why it cannot be sent on its own (on a Cluster it would go to a random node). A script goes
+ * as EVAL, never EVALSHA: NOSCRIPT (a fresh or failed-over node) would still run the WAIT for its
+ * whole timeout with nothing written, and a retry would wait again. Rejects with the write's error
+ * as ioredis does. The publisher's `waitForReplicas` and ingest's lease grants use it.
  */
 export async function pipelineWithWait(
   client: RedisClient,

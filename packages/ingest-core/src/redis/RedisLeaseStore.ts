@@ -1,6 +1,6 @@
 import type { RedisClient } from '@streamgate/redis';
 import { ingestKeys } from './ingestKeys.js';
-import { luaScript, scriptThenWait } from './scriptThenWait.js';
+import { scriptThenWait } from './scriptThenWait.js';
 import type { Lease, LeaseStore } from '../LeaseStore.js';
 
 // KEYS: lease, fence (ingestKeys: one slot, so this runs on Redis Cluster as well).
@@ -12,7 +12,6 @@ local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token, 'PX', ARGV[2])
 return token
 `;
-const ACQUIRE_SCRIPT = luaScript(ACQUIRE);
 const RENEW = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
@@ -81,12 +80,7 @@ export class RedisLeaseStore implements LeaseStore {
     // worker takes keys one by one, so a pass over many free keys would delay its renewals past
     // the TTL. One attempt per third of a TTL (a tick is at most that) bounds what a pass waits.
     if (Date.now() < this.holdOffUntil) return null;
-    const { reply, replicas, waitError } = await scriptThenWait(
-      this.redis,
-      ACQUIRE_SCRIPT,
-      [2, keys.lease, keys.fence, owner, ttlMs],
-      this.wait,
-    );
+    const { reply, replicas, waitError } = await scriptThenWait(this.redis, ACQUIRE, [2, keys.lease, keys.fence, owner, ttlMs], this.wait);
     if (typeof reply !== 'number') return null;
     if (replicas >= this.wait.count) return { key, token: reply };
     this.holdOffUntil = Date.now() + ttlMs / 3;
