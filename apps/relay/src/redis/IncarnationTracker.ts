@@ -38,8 +38,8 @@ export interface IncarnationTrackerOptions {
 /**
  * Notices that a watched key holds a new incarnation. A reader positioned above the new, lower
  * ids reads nothing from it, so nothing in the live reads shows it: the key has to be looked at.
- * Every `intervalMs` one pipelined check of `periodicGroupSize()` keys (EXISTS, XRANGE of one read entry, XINFO STREAM
- * each) goes round the watched keys (keys seen missing take up to half of each group), so Redis sees at most that many
+ * Every `intervalMs` one check of `periodicGroupSize()` keys (whether each exists, still stores one read entry, and
+ * its XINFO STREAM marks: redisIncarnationProbe) goes round the watched keys (keys seen missing take up to half of each group), so Redis sees at most that many
  * checks per interval whatever the number of streams, and each key is looked at within ceil(keys / group) intervals
  * (twice that while many keys are missing). Hints (checkSoon, suspectLoss) look out of turn. Other reads that return a
  * key's metadata (a resume's inspect, a catch-up page) are sightings too and act at once.

@@ -1,5 +1,11 @@
 import type { StreamId, StreamName } from '@streamgate/protocol';
-import type { IncarnationMark } from './parseReplies.js';
+
+/** What tells one incarnation of a key from the next: its last id and (Redis 7+) how many entries it ever had. */
+export interface IncarnationMark {
+  readonly lastGeneratedId: StreamId;
+  /** Null before Redis 7, which does not count: a falling length is trimming, not a new key. */
+  readonly entriesAdded: number | null;
+}
 
 /**
  * What one check of a key found: missing, or present with its mark and (from the periodic
@@ -10,8 +16,9 @@ export type KeySighting = { readonly exists: false } | ({ readonly exists: true 
 /**
  * Whether the entry at the reader's position is still stored, with what tells a loss from a
  * trim (the first entry moved past it) or an XDEL (max-deleted-entry-id reached it). Asked
- * BEFORE the XINFO that gives the other two: both only move forward in one incarnation, so an
- * entry removed by either before the look shows as removed that way in the XINFO after it.
+ * no later than the XINFO that gives the other two (redisIncarnationProbe asks both in one
+ * script): both only move forward in one incarnation, so an entry removed by either before the
+ * look shows as removed that way in the XINFO.
  */
 export interface CursorLook {
   /** The entry asked about (CheckSnapshot.probe) is stored. */
@@ -23,8 +30,8 @@ export interface CursorLook {
 }
 
 /**
- * Checks keys on the command connection: per key EXISTS, `XRANGE key id id` (`ids[i]`, an entry
- * the reader read: CheckSnapshot.probe), then XINFO STREAM, pipelined.
+ * Checks keys on the command connection: per key whether it exists, whether `ids[i]` (an entry
+ * the reader read: CheckSnapshot.probe) is stored, and its XINFO STREAM's marks, seen at once.
  */
 export type IncarnationProbe = (keys: readonly StreamName[], ids: readonly StreamId[]) => Promise<ReadonlyArray<KeySighting | null>>;
 

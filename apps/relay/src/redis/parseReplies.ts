@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { isStreamId, STREAM_START } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
 import type { StreamEntry, StreamInfo } from '../core/StreamSource.js';
+import type { KeySighting } from './KeySighting.js';
 
 // Redis replies are parsed at this edge like any other input: the core trusts their shape.
 
@@ -121,26 +122,25 @@ export function parseXinfo(reply: unknown): StreamInfo {
   };
 }
 
-/** What tells one incarnation of a key from the next: its last id and (Redis 7+) how many entries it ever had. */
-export interface IncarnationMark {
-  readonly lastGeneratedId: StreamId;
-  /** Null before Redis 7, which does not count: a falling length is trimming, not a new key. */
-  readonly entriesAdded: number | null;
-}
-
 /**
- * The mark, and what tells an entry lost from one trimmed or deleted (IncarnationTracker's
- * CursorLook): the first entry's id and `max-deleted-entry-id` (null before Redis 7).
+ * The incarnation probe script's reply (redisIncarnationProbe): per key 0 (missing), -1 (another
+ * type: null, not judged), or `[cursorStored, last-generated-id, entries-added, first entry id,
+ * max-deleted-entry-id]` with nil for what the server did not say.
  */
-export function parseIncarnationMark(
-  xinfoReply: unknown,
-): IncarnationMark & { firstEntryId: StreamId | null; maxDeletedEntryId: StreamId | null } {
-  const map = xinfoFields(xinfoReply);
-  const first = map.get('first-entry');
-  return {
-    lastGeneratedId: asId(map.get('last-generated-id'), 'last-generated-id'),
-    entriesAdded: xinfoNumber(map, 'entries-added'),
-    firstEntryId: first === null || first === undefined ? null : asId(asArray(first, 'first-entry')[0], 'first-entry id'),
-    maxDeletedEntryId: map.has('max-deleted-entry-id') ? asId(map.get('max-deleted-entry-id'), 'max-deleted-entry-id') : null,
-  };
+export function parseIncarnationSightings(reply: unknown, keys: number): Array<KeySighting | null> {
+  const raw = asArray(reply, 'incarnation probe');
+  if (raw.length !== keys) throw new ReplyShapeError(`incarnation probe: ${raw.length} replies for ${keys} keys`);
+  return raw.map((item): KeySighting | null => {
+    if (item === 0) return { exists: false };
+    if (item === -1) return null;
+    const [stored, last, added, first, maxDeleted] = asArray(item, 'incarnation probe key');
+    return {
+      exists: true,
+      cursorStored: parseInteger(stored, 'cursor stored') > 0,
+      lastGeneratedId: asId(last, 'last-generated-id'),
+      entriesAdded: added === null ? null : parseInteger(added, 'entries-added'),
+      firstEntryId: first === null ? null : asId(first, 'first-entry id'),
+      maxDeletedEntryId: maxDeleted === null ? null : asId(maxDeleted, 'max-deleted-entry-id'),
+    };
+  });
 }
