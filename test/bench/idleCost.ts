@@ -10,11 +10,12 @@ import { BENCH_AUDIENCE, BENCH_ISSUER, mintBenchTokens } from './mintBenchTokens
 import { detectPinning, pinProcess } from './pinning.js';
 import { CpuMeter } from './procStats.js';
 import { seedStreams } from './seedStreams.js';
+import { serverSetup } from './taskWorkloads.js';
 
 // What a server spends per second on sockets that receive nothing: its periodic per-socket work
 // (send-buffer checks, liveness), which at a low delivery rate weighs on every delivery.
 // `node --conditions=streamgate-source --import tsx test/bench/idleCost.ts`, with
-// IDLE_SOCKETS (10000), IDLE_STREAMS (sockets: one stream each), IDLE_SECONDS (10), IDLE_SERVER (relay),
+// IDLE_SOCKETS (10000), IDLE_STREAMS (sockets: one stream each; more are spread over the sockets), IDLE_SECONDS (10), IDLE_SERVER (relay),
 // IDLE_PROFILE_DIR.
 
 const env = z
@@ -37,11 +38,13 @@ async function main(): Promise<void> {
   writeFileSync(jwksFile, JSON.stringify({ keys: [publicJwk] }));
   const pinning = detectPinning('auto');
   if (pinning.pinned) pinProcess(process.pid, pinning.plan.clientCpus);
-  const redis = await startRedis();
+  // Each server as the other parts run it: the relay in notify mode, on a Redis that notifies.
+  const setup = serverSetup(env.IDLE_SERVER);
+  const redis = await startRedis({ args: setup.redisArgs });
   const fleet = LoadFleet.start(1);
   if (pinning.pinned) for (const pid of fleet.pids) pinProcess(pid, pinning.plan.clientCpus);
   const ctx = { jwksFile, audience: BENCH_AUDIENCE, issuer: BENCH_ISSUER, profileDir: env.IDLE_PROFILE_DIR, pinning, redisUrl: redis.url };
-  const server = await startBenchServer(env.IDLE_SERVER, ctx);
+  const server = await startBenchServer(env.IDLE_SERVER, ctx, 0, setup.env);
   try {
     const streamCount = env.IDLE_STREAMS ?? env.IDLE_SOCKETS;
     const streams = Array.from({ length: streamCount }, (_, s) => `idle:${s}`);
@@ -55,7 +58,10 @@ async function main(): Promise<void> {
       port: server.port,
       streams,
       tokens,
-      clients: Array.from({ length: env.IDLE_SOCKETS }, (_, c) => [c % streamCount]),
+      // Every stream is watched: with more streams than sockets, each socket holds several (the task workloads' shape).
+      clients: Array.from({ length: env.IDLE_SOCKETS }, (_, c) =>
+        Array.from({ length: Math.max(1, Math.ceil((streamCount - c) / env.IDLE_SOCKETS)) }, (_j, j) => (c + j * env.IDLE_SOCKETS) % streamCount),
+      ),
       trackSeq: false,
       reconnect: false,
       timeoutMs: 120_000,
