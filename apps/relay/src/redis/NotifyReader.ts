@@ -9,6 +9,7 @@ import type { NotifyReads, NotifyRedis } from './NotifyRedis.js';
 import { LiveMessageError } from './parseLiveMessage.js';
 import type { LiveMessage } from './parseLiveMessage.js';
 import { isWrongType, toError } from './redisFailure.js';
+import { UnansweredWrites } from './UnansweredWrites.js';
 import { RetryLater } from './RetryLater.js';
 import { SubscriptionSync } from './SubscriptionSync.js';
 import { sleepOn } from '@streamgate/protocol';
@@ -73,14 +74,8 @@ const COALESCE_MS = 1;
  */
 export class NotifyReader implements LiveReader {
   private readonly cursors = new Map<StreamName, StreamId>();
-  /**
-   * `xadd` events not yet answered by a live message, per key: the message follows its event on
-   * the same connection, so what is left at the next round was a write nobody published (a
-   * foreign producer's) and is read.
-   */
-  private readonly awaiting = new Map<StreamName, number>();
-  /** Cancels the look at `awaiting` that is due (checkAwaiting), if one is. */
-  private cancelAwaitingCheck: (() => void) | null = null;
+  /** `xadd` events a live message has not answered yet: what is left was a foreign write, and is read. */
+  private readonly awaiting: UnansweredWrites;
   /** The keys marked dirty next have waited out the coalescing window already: read them at once. */
   private coalesced = false;
   /** Keys to read in the next round. */
@@ -107,6 +102,10 @@ export class NotifyReader implements LiveReader {
     this.sync = this.channels(options);
     this.retry = new RetryLater(options.clock, (key, woken) => {
       if (this.cursors.has(key)) this.markDirty(key, woken);
+    });
+    this.awaiting = new UnansweredWrites(options.clock, COALESCE_MS, (keys) => {
+      this.coalesced = true;
+      for (const key of keys) this.markDirty(key, true);
     });
     options.redis.onEvent((key, event) => this.event(key, event));
     options.redis.onLive((key, message) => this.live(key, message));
@@ -173,7 +172,7 @@ export class NotifyReader implements LiveReader {
     this.isolated.delete(stream);
     this.retry.delete(stream);
     this.woken.delete(stream);
-    this.awaiting.delete(stream);
+    this.awaiting.forget(stream);
     this.sync.changed(stream);
   }
 
@@ -201,7 +200,7 @@ export class NotifyReader implements LiveReader {
     this.sync.close();
     this.retry.close();
     this.sweeps.close();
-    this.cancelAwaitingCheck?.();
+    this.awaiting.close();
     this.idleWake?.();
     this.options.redis.disconnect();
     await Promise.resolve();
@@ -212,8 +211,7 @@ export class NotifyReader implements LiveReader {
     if (!this.cursors.has(key) || kind === 'quiet') return;
     if (kind === 'suspect') this.options.onSuspect(key);
     if (kind === 'written' && hasLiveChannel(key)) {
-      this.awaiting.set(key, (this.awaiting.get(key) ?? 0) + 1);
-      this.checkAwaiting();
+      this.awaiting.written(key);
       return;
     }
     this.markDirty(key, kind === 'written');
@@ -229,9 +227,7 @@ export class NotifyReader implements LiveReader {
   private live(key: StreamName, message: LiveMessage | null): void {
     const cursor = this.cursors.get(key);
     if (cursor === undefined) return;
-    const waiting = this.awaiting.get(key) ?? 0;
-    if (waiting > 1) this.awaiting.set(key, waiting - 1);
-    else this.awaiting.delete(key);
+    this.awaiting.answered(key);
     if (message === null) {
       this.options.onError(new LiveMessageError(`live message on ${key} does not parse: read from the stream instead`));
       this.markDirty(key, true);
@@ -253,23 +249,6 @@ export class NotifyReader implements LiveReader {
     // recreated (a first write says 0-0) or lost entries, unless that entry was XDELed. A look tells.
     if (compareStreamIds(message.prev, cursor) < 0) this.options.onSuspect(key);
     this.markDirty(key, true);
-  }
-
-  /**
-   * In COALESCE_MS, reads the keys whose `xadd` no message has answered: a message comes right
-   * behind its event, in the same read of the socket, so what is left then was a write nobody
-   * published. One timer for every event within the window, and not a round of the read loop:
-   * an event its message answers costs no more than the two lookups.
-   */
-  private checkAwaiting(): void {
-    if (this.cancelAwaitingCheck !== null) return;
-    this.cancelAwaitingCheck = this.options.clock.after(COALESCE_MS, () => {
-      this.cancelAwaitingCheck = null;
-      if (this.awaiting.size === 0) return;
-      this.coalesced = true;
-      for (const key of this.awaiting.keys()) this.markDirty(key, true);
-      this.awaiting.clear();
-    });
   }
 
   private markDirty(key: StreamName, woken: boolean): void {
