@@ -31,8 +31,14 @@ export interface TaskSession {
 }
 
 export const OPEN_TIMEOUT_MS = 120_000;
-/** An unrecorded first step per workload: the first one after thousands of subscribes carries their GC and JIT. */
-const WARMUP_MS = 1_000;
+/**
+ * An unrecorded first step per workload: the first one after thousands of subscribes carries their
+ * GC and JIT. A relay whose last `subscribed` had gone out still stalled its loop for up to 190 ms
+ * in the second after (monitorEventLoopDelay, 10,000 × 1: reading each newly subscribed key once,
+ * collecting the burst's garbage), and quiet from the next: one second of warm-up let that spill
+ * into the recorded step now and then, which showed as a p99 of 20+ ms in one run and 6 in the next.
+ */
+const WARMUP_MS = 3_000;
 
 /**
  * Empties and seeds the target, starts a fresh server, subscribes one subscriber per stream
