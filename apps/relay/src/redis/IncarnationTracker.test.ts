@@ -178,23 +178,29 @@ describe('IncarnationTracker', () => {
     h.tracker.close();
   });
 
-  it('spreads a round over slicesPerRound checks however few keys, and moves it on while a missing key goes first', async () => {
+  it('sends a round of slices as one check while no key goes first, and a slice each interval while one does', async () => {
     const h = harness(1_000, { periodicGroupSize: () => 10, slicesPerRound: 10, intervalMs: 100 });
     for (let i = 0; i < 10; i++) {
       h.watch(`s${i}`, '1-0');
       h.keys.set(`s${i}`, h.stream('1-0', 1));
     }
     for (let i = 0; i < 10; i++) await h.clock.advance(100);
-    // One key per check: each looked at once per round of ten, not ten times.
-    expect(h.checked).toEqual(Array.from({ length: 10 }, (_, i) => [`s${i}`]));
+    // Ten slices of one key in one check, a second after the start: each key once a round, one wake-up.
+    expect(h.checked).toEqual([Array.from({ length: 10 }, (_, i) => `s${i}`)]);
     h.keys.delete('s0');
-    await h.clock.advance(100); // s0 seen missing
-    for (let i = 0; i < 3; i++) await h.clock.advance(100);
-    expect(h.checked.slice(-3)).toEqual([
-      ['s0', 's1'],
-      ['s0', 's2'],
-      ['s0', 's3'],
-    ]);
+    for (let i = 0; i < 10; i++) await h.clock.advance(100); // the next round sees s0 missing
+    expect(h.checked).toHaveLength(2);
+    // From then on a check every interval, s0 first in each, the round moving on by its slice.
+    for (let i = 0; i < 4; i++) await h.clock.advance(100);
+    expect(h.checked.slice(2)).toEqual([['s0'], ['s0', 's1'], ['s0', 's2'], ['s0', 's3']]);
+    // s0 comes back: seen within one interval, and the round goes back to one check a second.
+    h.keys.set('s0', h.stream('1-0', 1));
+    await h.clock.advance(100);
+    expect(h.checked).toHaveLength(7);
+    for (let i = 0; i < 9; i++) await h.clock.advance(100);
+    expect(h.checked).toHaveLength(7);
+    await h.clock.advance(100);
+    expect(h.checked).toHaveLength(8);
     h.tracker.close();
   });
 

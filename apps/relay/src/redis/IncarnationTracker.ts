@@ -148,9 +148,9 @@ export class IncarnationTracker {
     if (!this.soonRunning) void this.checkHinted();
   }
 
-  /** One check of the next group of keys. */
-  async checkNext(): Promise<void> {
-    await this.checkKeys(this.nextGroup());
+  /** One check of the next group of keys: `slices` periodic checks' worth (default one). */
+  async checkNext(slices = 1): Promise<void> {
+    await this.checkKeys(this.nextGroup(slices));
   }
 
   private async checkHinted(): Promise<void> {
@@ -189,10 +189,18 @@ export class IncarnationTracker {
     this.wakeStop();
   }
 
+  /**
+   * While no key is seen missing or holds a witness, a whole round's slices go in one check, one
+   * interval × slicesPerRound apart: the same keys a second, one wake-up of the event loop instead
+   * of slicesPerRound (each costs the pod more than the check's few fields per key). Keys that do
+   * go first are looked at every interval, as before.
+   */
   private async loop(): Promise<void> {
+    const slices = Math.max(1, Math.floor(this.options.slicesPerRound ?? 1));
     while (this.running) {
-      await Promise.race([sleepOn(this.options.clock, this.options.intervalMs ?? 1_000), this.stopped]);
-      if (this.running) await this.checkNext();
+      const batch = this.first.size > 0 ? 1 : slices;
+      await Promise.race([sleepOn(this.options.clock, (this.options.intervalMs ?? 1_000) * batch), this.stopped]);
+      if (this.running) await this.checkNext(batch);
     }
   }
 
@@ -200,16 +208,20 @@ export class IncarnationTracker {
    * Keys seen missing first (they are the ones about to come back), and keys with a witness not
    * looked at yet, up to half the group so that they cannot starve the others, then round the rest.
    */
-  private nextGroup(): StreamName[] {
+  private nextGroup(batch: number): StreamName[] {
     const most = this.options.groupSize ?? 1_000;
     const cap = Math.max(1, Math.min(most, this.options.periodicGroupSize?.() ?? most));
     // A round takes at least slicesPerRound checks: each adds keys/slices to the keys due, in
     // whole slices (1/slices of a key), so a pod with fewer keys than slices does not look at
-    // each key more than once a round.
+    // each key more than once a round. A check standing for `batch` of them adds up theirs.
     const slices = this.options.slicesPerRound ?? 1;
-    this.due = Math.min(cap * slices, this.due + this.states.size);
-    const size = Math.floor(this.due / slices);
-    this.due -= size * slices;
+    let size = 0;
+    for (let i = 0; i < batch; i++) {
+      this.due = Math.min(cap * slices, this.due + this.states.size);
+      const share = Math.floor(this.due / slices);
+      this.due -= share * slices;
+      size += share;
+    }
     const group = new Set<StreamName>();
     for (const key of this.first) {
       if (group.size >= Math.ceil(cap / 2)) break;

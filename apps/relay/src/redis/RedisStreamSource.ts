@@ -28,6 +28,8 @@ const COMMAND_SOCKET_TIMEOUT_MS = 10_000;
 /** Watched keys the periodic incarnation check looks at per recreationCheckIntervalMs, by read mode. */
 const BATCH_KEYS_PER_INTERVAL = 1_000;
 const NOTIFY_KEYS_PER_INTERVAL = 100;
+/** The periodic check's slices per interval: keys seen missing are looked at every slice. */
+const PERIODIC_SLICES = 10;
 
 /**
  * StreamSource over one Redis instance: one command connection (XINFO, XRANGE, CLIENT UNBLOCK,
@@ -98,13 +100,15 @@ export class RedisStreamSource implements StreamSource {
       onNewIncarnation: (stream, cause) => this.restart(stream, cause),
       onError: (error) => options.onError('check', error),
       onCheck: () => options.onRead('check'),
-      // One check per interval: its reply is a few fields per key (redisIncarnationProbe), so a
-      // group costs little to decode, while every extra wake-up of the event loop costs the pod
-      // (at 10,000 watched streams, ten checks a second cost an idle relay a fifth of its CPU). Read notification-driven,
-      // keyspace events and live messages report most recreations at once (hints), so the round
-      // is only the safety net and looks at a tenth as many.
-      intervalMs: checkInterval,
-      periodicGroupSize: () => (this.modes.mode === 'notify' ? NOTIFY_KEYS_PER_INTERVAL : BATCH_KEYS_PER_INTERVAL),
+      // In slices of a tenth of the interval, which the tracker sends as one check while no key is
+      // seen missing (every wake-up of the loop costs the pod: at 10,000 watched streams ten checks
+      // a second were a fifth of an idle relay's CPU) and one by one while some key is, so a key
+      // coming back is seen within a slice. Read notification-driven, keyspace events and live
+      // messages report most recreations at once (hints), so the round is only the safety net and
+      // looks at a tenth as many.
+      intervalMs: checkInterval / PERIODIC_SLICES,
+      periodicGroupSize: () => (this.modes.mode === 'notify' ? NOTIFY_KEYS_PER_INTERVAL : BATCH_KEYS_PER_INTERVAL) / PERIODIC_SLICES,
+      slicesPerRound: PERIODIC_SLICES,
       suspectIntervalMs: checkInterval,
     });
     this.pings = new PingProbe({
