@@ -60,7 +60,10 @@ async function main(): Promise<void> {
       tokens,
       // Every stream is watched: with more streams than sockets, each socket holds several (the task workloads' shape).
       clients: Array.from({ length: env.IDLE_SOCKETS }, (_, c) =>
-        Array.from({ length: Math.max(1, Math.ceil((streamCount - c) / env.IDLE_SOCKETS)) }, (_j, j) => (c + j * env.IDLE_SOCKETS) % streamCount),
+        Array.from(
+          { length: Math.max(1, Math.ceil((streamCount - c) / env.IDLE_SOCKETS)) },
+          (_j, j) => (c + j * env.IDLE_SOCKETS) % streamCount,
+        ),
       ),
       trackSeq: false,
       reconnect: false,
