@@ -10,12 +10,14 @@ import { gapsAndDuplicates, record } from './support/recorder.js';
 import type { Recorder } from './support/recorder.js';
 
 // The sweep is far away: whatever arrives within a second came by a live message or a
-// keyspace notification, not by the sweep.
+// keyspace notification, not by the sweep. No lingering: a test's streams stop being read once
+// its clients close, so the next test's count of watched streams is its own (with the default
+// 5 s the last test's streams were still counted now and then, under a loaded machine).
 const SWEEP_MS = 60_000;
 const getFleet = useFleet({
   relays: 1,
   redisArgs: ['--notify-keyspace-events', 'Kt'],
-  relayEnv: { RELAY_NOTIFY_SWEEP_MS: String(SWEEP_MS), RELAY_READ_MODE: 'notify' },
+  relayEnv: { RELAY_NOTIFY_SWEEP_MS: String(SWEEP_MS), RELAY_READ_MODE: 'notify', RELAY_STREAM_LINGER_MS: '0' },
 });
 
 const CLIENTS = 3;
