@@ -204,6 +204,25 @@ describe('IncarnationTracker', () => {
     h.tracker.close();
   });
 
+  it("a key a hint finds missing mid-round ends the round's wait: its return is seen within a slice", async () => {
+    const h = harness(1_000, { periodicGroupSize: () => 10, slicesPerRound: 10, intervalMs: 100 });
+    for (let i = 0; i < 10; i++) {
+      h.watch(`s${i}`, '1-0');
+      h.keys.set(`s${i}`, h.stream('1-0', 1));
+    }
+    await h.clock.advance(300); // 300 ms into a round's one-second wait
+    h.keys.delete('s4');
+    h.tracker.checkSoon('s4');
+    await settle();
+    // The hinted look, then at once the round's wait ends: the three slices waited through go out, s4 first.
+    expect(h.checked).toEqual([['s4'], ['s4', 's0', 's1']]);
+    h.keys.set('s4', h.stream('1-0', 1));
+    await h.clock.advance(100);
+    expect(h.checked).toHaveLength(3);
+    expect(h.checked[2]?.[0]).toBe('s4');
+    h.tracker.close();
+  });
+
   it('with fewer keys than slices, looks at each key once a round, not once a check', async () => {
     const h = harness(1_000, { periodicGroupSize: () => 10, slicesPerRound: 10, intervalMs: 100 });
     h.watch('a', '1-0');

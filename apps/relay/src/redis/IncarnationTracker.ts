@@ -61,6 +61,8 @@ export class IncarnationTracker {
   private due = 0;
   /** When suspectLoss last sent its keys to be looked at out of turn. */
   private suspectedAt = -Infinity;
+  /** Ends the periodic loop's wait for a whole round, while it waits for one. */
+  private wakeRound: (() => void) | null = null;
 
   constructor(private readonly options: IncarnationTrackerOptions) {
     this.stopped = new Promise((resolve) => (this.wakeStop = resolve));
@@ -109,8 +111,10 @@ export class IncarnationTracker {
 
   /** Keeps `first` exact, so picking a check's first keys costs what they number, not what the watched keys do. */
   private placeFirst(stream: StreamName, state: KeyState): void {
-    if (state.vanished || state.witness !== null) this.first.add(stream);
-    else this.first.delete(stream);
+    if (state.vanished || state.witness !== null) {
+      this.first.add(stream);
+      this.wakeRound?.();
+    } else this.first.delete(stream);
   }
 
   /**
@@ -197,10 +201,18 @@ export class IncarnationTracker {
    */
   private async loop(): Promise<void> {
     const slices = Math.max(1, Math.floor(this.options.slicesPerRound ?? 1));
+    const interval = this.options.intervalMs ?? 1_000;
+    const clock = this.options.clock;
     while (this.running) {
       const batch = this.first.size > 0 ? 1 : slices;
-      await Promise.race([sleepOn(this.options.clock, (this.options.intervalMs ?? 1_000) * batch), this.stopped]);
-      if (this.running) await this.checkNext(batch);
+      const from = clock.now();
+      const woken = new AbortController();
+      // A key going first (a hint found it missing) ends a round's long wait at once.
+      if (batch > 1) this.wakeRound = () => woken.abort();
+      await Promise.race([sleepOn(clock, interval * batch, woken.signal), this.stopped]);
+      this.wakeRound = null;
+      // Woken early: the slices waited through so far go in this check, so the round keeps its pace.
+      if (this.running) await this.checkNext(Math.max(1, Math.min(batch, Math.floor((clock.now() - from) / interval))));
     }
   }
 
