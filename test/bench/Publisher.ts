@@ -7,7 +7,10 @@ import { createPublisher as createStreamgatePublisher } from '@streamgate/server
 import type { StreamRef } from '@streamgate/server';
 import type { RedisClient } from '@streamgate/redis';
 import { withDeadline } from '@streamgate/testkit';
+import { build } from 'hdr-histogram-js';
+import type { Histogram } from 'hdr-histogram-js';
 import type { ServerKind } from './loadgen/protocols.js';
+import { nowMs } from './openLoop.js';
 
 /** Writes one event for `stream`; how depends on the server under test. */
 export interface Publisher {
@@ -16,8 +19,18 @@ export interface Publisher {
   flush(): void;
   /** The server was restarted on another port (only the uWS ceiling is published to directly). */
   retarget(port: number): void;
+  /**
+   * The writes acknowledged since the last call, each from its intended send time to the moment
+   * the publisher handled its reply (µs), and starts over; absent for a publisher whose writes have
+   * no reply of their own. The write side's share of a delivery's latency, and a little more: the
+   * publisher's own delay in handling the reply is in it, not in the delivery.
+   */
+  takeWriteLatency?(): Histogram;
   close(): Promise<void>;
 }
+
+const newLatencyHistogram = (): Histogram =>
+  build({ bitBucketSize: 32, lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000, numberOfSignificantValueDigits: 3 });
 
 // About 100 bytes per event, like a small product event.
 const PADDING = 'x'.repeat(48);
@@ -53,6 +66,8 @@ function streamgatePublisher(redisUrl: string): Publisher {
   const publisher = createStreamgatePublisher({ redis: template, maxLen: 10_000 });
   const refs = new Map<string, StreamRef<BenchPayload>>();
   let failures = 0;
+  // Microseconds, as the load clients' delivery histograms.
+  let writes = newLatencyHistogram();
   const refOf = (stream: string): StreamRef<BenchPayload> => {
     const known = refs.get(stream);
     if (known !== undefined) return known;
@@ -64,6 +79,7 @@ function streamgatePublisher(redisUrl: string): Publisher {
   return {
     publish(stream, seq, intendedMs) {
       void publisher.publish(refOf(stream), payloadOf(seq, intendedMs)).then((result) => {
+        writes.recordValue(Math.max(1, Math.round((nowMs() - intendedMs) * 1000)));
         // Counted, and the first few told: a lost write shows up as undelivered in the step.
         if (!result.ok && failures++ < 5) process.stderr.write(`publisher: ${result.error.code}: ${result.error.message}\n`);
       });
@@ -73,6 +89,11 @@ function streamgatePublisher(redisUrl: string): Publisher {
     },
     retarget() {
       // Redis did not move.
+    },
+    takeWriteLatency() {
+      const taken = writes;
+      writes = newLatencyHistogram();
+      return taken;
     },
     async close() {
       await publisher.close();

@@ -27,6 +27,11 @@ export interface StepResult {
   readonly loadCpu: number;
   /** The orchestrator, which runs the publisher (absent in runs before it was recorded). */
   readonly publisherCpu?: number;
+  /**
+   * p99 of the step's writes, intended send time to the write's reply, in ms: the write side's
+   * share of the delivery p99 (absent for publishers whose writes have no reply of their own).
+   */
+  readonly writeP99Ms?: number;
   /** Seconds over which the CPU shares were measured (absent in runs before it was recorded). */
   readonly wallSeconds?: number;
   /** Cores used by each group of StepDeps.cpuGroups, summed over its processes (absent without groups). */
@@ -107,6 +112,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   const groups = Object.entries(d.cpuGroups ?? {});
   const statsBefore = await readCommandStats(d);
   const meter = new CpuMeter([...fixedPids, ...groups.flatMap(([, pids]) => pids)]);
+  d.publisher.takeWriteLatency?.();
   const published = await publishOpenLoop(d.publisher, d.state, eventsPerSecond, startMs, d.scale.stepMs);
   const expected = published * w.perStream;
   const graceEnd = Date.now() + 1_500;
@@ -123,6 +129,8 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   const h = stats.histogram;
   const us = (v: number | undefined) => (v ?? 0) / 1000;
   const p99Ms = us(h?.getValueAtPercentile(99));
+  const writes = d.publisher.takeWriteLatency?.();
+  const writeP99Ms = writes === undefined || writes.totalCount === 0 ? undefined : us(writes.getValueAtPercentile(99));
   const deliveredRatio = expected === 0 ? 0 : stats.received / expected;
   const result: StepResult = {
     rate,
@@ -138,6 +146,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
     redisCpu: d.redisPid === null ? 0 : (cpu[1] ?? 0),
     loadCpu: cpu.slice(3, fixedPids.length).reduce((a, b) => a + b, 0),
     publisherCpu: cpu[2] ?? 0,
+    ...(writeP99Ms === undefined ? {} : { writeP99Ms }),
     wallSeconds,
     ...(groupCpu === null ? {} : { groupCpu }),
     serverUsPerDelivery:
@@ -147,6 +156,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   };
   d.log(
     `    ${fmtRate(rate)}/s offered: ${(deliveredRatio * 100).toFixed(2)}% delivered, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, ` +
+      (writeP99Ms === undefined ? '' : `writes p99 ${writeP99Ms.toFixed(1)} ms, `) +
       `server ${(result.serverCpu * 100).toFixed(0)}% redis ${(result.redisCpu * 100).toFixed(0)}% load ${(result.loadCpu * 100).toFixed(0)}% ` +
       `publisher ${((result.publisherCpu ?? 0) * 100).toFixed(0)}%${Object.entries(groupCpu ?? {})
         .map(([name, cores]) => ` ${name} ${(cores * 100).toFixed(0)}%`)
