@@ -1,8 +1,9 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { build, decodeFromCompressedBase64 } from 'hdr-histogram-js';
+import { decodeFromCompressedBase64 } from 'hdr-histogram-js';
 import type { Histogram } from 'hdr-histogram-js';
+import { newLatencyHistogram } from './latencyHistogram.js';
 import { repoRoot, tsxLoaderUrl, withDeadline } from '@streamgate/testkit';
 import { WorkerReply } from './loadgen/messages.js';
 import type { WorkerCommand, WorkerStats } from './loadgen/messages.js';
@@ -87,13 +88,7 @@ export class LoadFleet {
   async stats(histogram: boolean, lastSeq?: number[]): Promise<FleetStats> {
     const replies = await Promise.all(this.workers.map((w) => this.request(w, { type: 'stats', histogram, lastSeq })));
     const total: FleetStats = { received: 0, ready: 0, open: 0, errors: 0, gaps: 0, duplicates: 0, histogram: null, backAt: [] };
-    if (histogram)
-      total.histogram = build({
-        bitBucketSize: 32,
-        lowestDiscernibleValue: 1,
-        highestTrackableValue: 100_000_000,
-        numberOfSignificantValueDigits: 3,
-      });
+    if (histogram) total.histogram = newLatencyHistogram();
     for (const reply of replies) {
       if (reply.type !== 'stats') continue;
       addStats(total, reply);

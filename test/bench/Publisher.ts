@@ -7,9 +7,9 @@ import { createPublisher as createStreamgatePublisher } from '@streamgate/server
 import type { StreamRef } from '@streamgate/server';
 import type { RedisClient } from '@streamgate/redis';
 import { withDeadline } from '@streamgate/testkit';
-import { build } from 'hdr-histogram-js';
 import type { Histogram } from 'hdr-histogram-js';
 import type { ServerKind } from './loadgen/protocols.js';
+import { newLatencyHistogram } from './latencyHistogram.js';
 import { nowMs } from './openLoop.js';
 
 /** Writes one event for `stream`; how depends on the server under test. */
@@ -28,9 +28,6 @@ export interface Publisher {
   takeWriteLatency?(): Histogram;
   close(): Promise<void>;
 }
-
-const newLatencyHistogram = (): Histogram =>
-  build({ bitBucketSize: 32, lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000, numberOfSignificantValueDigits: 3 });
 
 // About 100 bytes per event, like a small product event.
 const PADDING = 'x'.repeat(48);

@@ -1,5 +1,6 @@
-import { build, encodeIntoCompressedBase64 } from 'hdr-histogram-js';
+import { encodeIntoCompressedBase64 } from 'hdr-histogram-js';
 import { LoadClient } from './LoadClient.js';
+import { newLatencyHistogram } from '../latencyHistogram.js';
 import type { LoadTotals } from './LoadClient.js';
 import { WorkerCommand } from './messages.js';
 import type { WorkerReply } from './messages.js';
@@ -7,10 +8,7 @@ import { PROTOCOLS } from './protocols.js';
 
 // A load generator process: many raw WebSocket clients, driven by the orchestrator over IPC.
 
-const newHistogram = () =>
-  build({ bitBucketSize: 32, lowestDiscernibleValue: 1, highestTrackableValue: 100_000_000, numberOfSignificantValueDigits: 3 });
-
-let totals: LoadTotals = { received: 0, errors: 0, gaps: 0, duplicates: 0, since: 0, histogram: newHistogram(), backAt: [] };
+let totals: LoadTotals = { received: 0, errors: 0, gaps: 0, duplicates: 0, since: 0, histogram: newLatencyHistogram(), backAt: [] };
 let clients: LoadClient[] = [];
 let clientStreams: number[][] = [];
 
@@ -114,7 +112,7 @@ process.on('message', (raw: unknown) => {
     case 'closeAll':
       for (const c of clients) c.stop();
       clients = [];
-      totals = { received: 0, errors: 0, gaps: 0, duplicates: 0, since: 0, histogram: newHistogram(), backAt: [] };
+      totals = { received: 0, errors: 0, gaps: 0, duplicates: 0, since: 0, histogram: newLatencyHistogram(), backAt: [] };
       reply({ type: 'ok' });
       return;
     case 'exit':
