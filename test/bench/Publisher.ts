@@ -50,9 +50,9 @@ export function payloadOf(seq: number, intendedMs: number): BenchPayload {
 /**
  * The relay is written to by streamgate's own publisher (`createPublisher` from
  * @streamgate/server), as a product team would, so that whatever its write does for the relay
- * (the entry travelling with its write) is what the bench measures. Its connection is duplicated
- * from a client with auto-pipelining: the publishes of one tick leave in one write, as the
- * per-tick pipeline of the ws relay's writer does.
+ * (the entry travelling with its write) is what the bench measures. The client it is given
+ * auto-pipelines, as a team's might; the publisher's own connection, duplicated from it, does not
+ * (its batcher sends one script per tick, as the ws relay's writer sends one pipeline per tick).
  */
 function streamgatePublisher(redisUrl: string): Publisher {
   const address = parseRedisTarget(redisUrl);

@@ -10,8 +10,15 @@ import { timeoutAfter } from './timeoutAfter.js';
  * send whenever the connection returns (after the caller may have given up and retried). Here a
  * command is written once, to a ready connection, or not at all; whatever happens to it after
  * that is reported to the caller, who decides whether to retry.
+ *
+ * Never auto-pipelined either, whatever the caller's client does: LiveXaddBatcher already sends
+ * one script per tick, and ioredis's auto-pipelining keeps one pipeline in flight per node,
+ * holding each tick's script until the previous one's reply is back. A publisher at 1,000
+ * entries a second, on a core shared with its Redis, had a write p99 of 7.5 ms with it and
+ * 2.5 ms without, and used a quarter less CPU.
  */
 const NEVER_RESEND: RedisOptions = {
+  enableAutoPipelining: false,
   autoResendUnfulfilledCommands: false,
   maxRetriesPerRequest: 0,
   enableOfflineQueue: false,
@@ -29,6 +36,7 @@ const NEVER_RESEND: RedisOptions = {
  * `maxRedirections` times, 100 ms apart, well inside a publish's timeout.
  */
 const CLUSTER_NEVER_RESEND: ClusterOptions = {
+  enableAutoPipelining: false,
   retryDelayOnFailover: 0,
   retryDelayOnClusterDown: 0,
   enableOfflineQueue: false,

@@ -3,6 +3,7 @@ import { defineStream } from '@streamgate/protocol';
 import { startRedisCluster, waitFor } from '@streamgate/testkit';
 import type { RedisCluster, RedisClusterNode } from '@streamgate/testkit';
 import { createPublisher } from './createPublisher.js';
+import { PublisherConnection } from './PublisherConnection.js';
 
 const notes = defineStream<{ n: number }>('notes');
 
@@ -57,6 +58,20 @@ describe('createPublisher on a Redis Cluster (3 primaries, 1 replica each)', () 
     await publisher.close();
     // The publisher's close leaves the caller's client alone.
     expect(['end', 'close', 'disconnecting']).not.toContain(client.status);
+  });
+
+  it('does not auto-pipeline on a Cluster either, though the caller’s client does', async () => {
+    const client = cluster.cluster({ enableAutoPipelining: true, lazyConnect: true });
+    const connection = PublisherConnection.acquire(client);
+    try {
+      const wait = await connection.ready(10_000);
+      if (!wait.ok) throw new Error(wait.reason);
+      expect(wait.redis.options.enableAutoPipelining).toBe(false);
+      expect(client.options.enableAutoPipelining).toBe(true);
+    } finally {
+      await connection.release();
+      client.disconnect();
+    }
   });
 
   it('waits for the replicas of the stream’s own node: not_replicated only where that replica is down', async () => {
