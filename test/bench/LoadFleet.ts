@@ -17,6 +17,8 @@ export interface FleetStats {
   gaps: number;
   duplicates: number;
   histogram: Histogram | null;
+  /** Latency from each entry's write (its id's time), where frames carry ids (LoadTotals.fromWrite). */
+  fromWrite: Histogram | null;
   backAt: number[];
 }
 
@@ -87,7 +89,17 @@ export class LoadFleet {
 
   async stats(histogram: boolean, lastSeq?: number[]): Promise<FleetStats> {
     const replies = await Promise.all(this.workers.map((w) => this.request(w, { type: 'stats', histogram, lastSeq })));
-    const total: FleetStats = { received: 0, ready: 0, open: 0, errors: 0, gaps: 0, duplicates: 0, histogram: null, backAt: [] };
+    const total: FleetStats = {
+      received: 0,
+      ready: 0,
+      open: 0,
+      errors: 0,
+      gaps: 0,
+      duplicates: 0,
+      histogram: null,
+      fromWrite: null,
+      backAt: [],
+    };
     if (histogram) total.histogram = newLatencyHistogram();
     for (const reply of replies) {
       if (reply.type !== 'stats') continue;
@@ -124,4 +136,5 @@ function addStats(total: FleetStats, reply: WorkerStats): void {
   total.duplicates += reply.duplicates;
   total.backAt.push(...reply.backAt);
   if (reply.histogram !== null && total.histogram !== null) total.histogram.add(decodeFromCompressedBase64(reply.histogram));
+  if (reply.fromWrite !== null) (total.fromWrite ??= newLatencyHistogram()).add(decodeFromCompressedBase64(reply.fromWrite));
 }

@@ -32,6 +32,11 @@ export interface StepResult {
    * share of the delivery p99 (absent for publishers whose writes have no reply of their own).
    */
   readonly writeP99Ms?: number;
+  /**
+   * p99 from each entry's write (its stream id's time, whole ms) to its delivery, in ms: the
+   * server's share of the delivery p99, read up to 1 ms high (absent where frames carry no id).
+   */
+  readonly fromWriteP99Ms?: number;
   /** Seconds over which the CPU shares were measured (absent in runs before it was recorded). */
   readonly wallSeconds?: number;
   /** Cores used by each group of StepDeps.cpuGroups, summed over its processes (absent without groups). */
@@ -131,6 +136,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   const p99Ms = us(h?.getValueAtPercentile(99));
   const writes = d.publisher.takeWriteLatency?.();
   const writeP99Ms = writes === undefined || writes.totalCount === 0 ? undefined : us(writes.getValueAtPercentile(99));
+  const fromWriteP99Ms = stats.fromWrite === null ? undefined : us(stats.fromWrite.getValueAtPercentile(99));
   const deliveredRatio = expected === 0 ? 0 : stats.received / expected;
   const result: StepResult = {
     rate,
@@ -147,6 +153,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
     loadCpu: cpu.slice(3, fixedPids.length).reduce((a, b) => a + b, 0),
     publisherCpu: cpu[2] ?? 0,
     ...(writeP99Ms === undefined ? {} : { writeP99Ms }),
+    ...(fromWriteP99Ms === undefined ? {} : { fromWriteP99Ms }),
     wallSeconds,
     ...(groupCpu === null ? {} : { groupCpu }),
     serverUsPerDelivery:
@@ -157,6 +164,7 @@ export async function runStep(d: StepDeps, w: StepWorkload, rate: number): Promi
   d.log(
     `    ${fmtRate(rate)}/s offered: ${(deliveredRatio * 100).toFixed(2)}% delivered, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${p99Ms.toFixed(1)} ms, ` +
       (writeP99Ms === undefined ? '' : `writes p99 ${writeP99Ms.toFixed(1)} ms, `) +
+      (fromWriteP99Ms === undefined ? '' : `from write p99 ${fromWriteP99Ms.toFixed(1)} ms, `) +
       `server ${(result.serverCpu * 100).toFixed(0)}% redis ${(result.redisCpu * 100).toFixed(0)}% load ${(result.loadCpu * 100).toFixed(0)}% ` +
       `publisher ${((result.publisherCpu ?? 0) * 100).toFixed(0)}%${Object.entries(groupCpu ?? {})
         .map(([name, cores]) => ` ${name} ${(cores * 100).toFixed(0)}%`)

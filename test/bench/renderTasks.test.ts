@@ -71,12 +71,19 @@ describe('renderTasksMarkdown', () => {
     const md = renderTasksMarkdown(results, 5_000).join('\n');
     expect(md).toContain('5 s per workload after a warm-up');
     expect(md).toContain(
-      '| 1,000 streams × 1 at 1k/s | streamgate relay, keyspace notifications | 100 | 70.0 | 50.0 | 3.0 / 40.0 | 99.95% |',
+      '| 1,000 streams × 1 at 1k/s | streamgate relay, keyspace notifications | 100 | 70.0 | 50.0 | 3.0 / 40.0 | — | 99.95% |',
     );
     expect(md).toContain(
-      '| 50,000 streams × 1 at 1k/s | ws + ioredis relay | 5,000 | not run: one Redis connection per stream: too many | | | |',
+      '| 50,000 streams × 1 at 1k/s | ws + ioredis relay | 5,000 | not run: one Redis connection per stream: too many | | | | |',
     );
     expect(md).toContain('streamgate relay, keyspace notifications at 1,000/s 1.10×');
+  });
+
+  it('shows the p99 from the write where the frames carried ids', () => {
+    const r = result('relay-notify', 10_000, 1_000, 80);
+    if (r.step === null) throw new Error('the fixture has a step');
+    const md = renderTasksMarkdown([{ ...r, step: { ...r.step, fromWriteP99Ms: 4.56 } }], 5_000).join('\n');
+    expect(md).toMatch(/\| 3\.0 \/ 40\.0 \| 4\.6 \| 99\.95% \|$/m);
   });
 
   it('renders nothing for a run without task workloads', () => {

@@ -12,6 +12,12 @@ export interface LoadTotals {
   /** Events intended before this time (ms since the epoch) belong to an earlier window. */
   since: number;
   readonly histogram: Histogram;
+  /**
+   * Of the same events, those whose frame carries a stream id: from the id's time (Redis's clock
+   * when it wrote the entry, in whole ms) to the frame's arrival. The server's own share of the
+   * latency; the rest is the writer's.
+   */
+  readonly fromWrite: Histogram;
   readonly backAt: number[];
 }
 
@@ -111,6 +117,8 @@ export class LoadClient implements FrameSink {
       }
     }
     const totals = this.totals;
+    const idAt = buf.indexOf(ID, start);
+    const hasId = idAt >= 0 && idAt < at;
     if (this.options.trackSeq) {
       if (this.lastSeq >= 0) {
         if (seq > this.lastSeq + 1) totals.gaps += seq - this.lastSeq - 1;
@@ -118,14 +126,25 @@ export class LoadClient implements FrameSink {
       }
       if (seq > this.lastSeq) this.lastSeq = seq;
       if (this.options.trackId) {
-        const idAt = buf.indexOf(ID, start);
-        if (idAt >= 0 && idAt < at) this.lastId = buf.toString('latin1', idAt + 6, buf.indexOf(34, idAt + 6));
+        if (hasId) this.lastId = buf.toString('latin1', idAt + 6, buf.indexOf(34, idAt + 6));
       }
     }
     if (t < totals.since) return;
     totals.received++;
     const us = Math.round((now - t) * 1000);
     totals.histogram.recordValue(us < 1 ? 1 : us > MAX_LATENCY_US ? MAX_LATENCY_US : us);
+    if (hasId) {
+      // The id's time is whole milliseconds, rounded down: the share is read up to 1 ms high.
+      let ms = 0;
+      let j = idAt + ID.length;
+      c = buf[j] as number;
+      while (c >= 48 && c <= 57) {
+        ms = ms * 10 + c - 48;
+        c = buf[++j] as number;
+      }
+      const fromWrite = Math.round((now - ms) * 1000);
+      totals.fromWrite.recordValue(fromWrite < 1 ? 1 : fromWrite > MAX_LATENCY_US ? MAX_LATENCY_US : fromWrite);
+    }
   }
 
   private control(text: string): void {

@@ -8,8 +8,21 @@ import { PROTOCOLS } from './protocols.js';
 
 // A load generator process: many raw WebSocket clients, driven by the orchestrator over IPC.
 
-let totals: LoadTotals = { received: 0, errors: 0, gaps: 0, duplicates: 0, since: 0, histogram: newLatencyHistogram(), backAt: [] };
+let totals = freshTotals();
 let clients: LoadClient[] = [];
+
+function freshTotals(): LoadTotals {
+  return {
+    received: 0,
+    errors: 0,
+    gaps: 0,
+    duplicates: 0,
+    since: 0,
+    histogram: newLatencyHistogram(),
+    fromWrite: newLatencyHistogram(),
+    backAt: [],
+  };
+}
 let clientStreams: number[][] = [];
 
 // Handshakes in flight per worker: enough to open 10k clients in seconds, few enough not to
@@ -77,6 +90,7 @@ function stats(withHistogram: boolean, lastSeq: readonly number[] | undefined): 
     gaps,
     duplicates: totals.duplicates,
     histogram: withHistogram ? encodeIntoCompressedBase64(totals.histogram) : null,
+    fromWrite: withHistogram && totals.fromWrite.totalCount > 0 ? encodeIntoCompressedBase64(totals.fromWrite) : null,
     backAt: [...totals.backAt],
   };
 }
@@ -99,6 +113,7 @@ process.on('message', (raw: unknown) => {
       totals.duplicates = 0;
       totals.since = command.since;
       totals.histogram.reset();
+      totals.fromWrite.reset();
       totals.backAt.length = 0;
       reply({ type: 'ok' });
       return;
@@ -112,7 +127,7 @@ process.on('message', (raw: unknown) => {
     case 'closeAll':
       for (const c of clients) c.stop();
       clients = [];
-      totals = { received: 0, errors: 0, gaps: 0, duplicates: 0, since: 0, histogram: newLatencyHistogram(), backAt: [] };
+      totals = freshTotals();
       reply({ type: 'ok' });
       return;
     case 'exit':

@@ -42,6 +42,8 @@ export const WorkerReply = z.discriminatedUnion('type', [
     duplicates: z.number(),
     /** Compressed HDR histogram of latency in microseconds, when asked for. */
     histogram: z.string().nullable(),
+    /** The same, from each entry's write (its stream id's time), for frames that carry an id; null without any. */
+    fromWrite: z.string().nullable(),
     /** Times (ms since the epoch) at which clients became ready again after a reconnect. */
     backAt: z.array(z.number()),
   }),
