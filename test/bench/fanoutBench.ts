@@ -34,7 +34,8 @@ export interface StepResult {
   readonly writeP99Ms?: number;
   /**
    * p99 from each entry's write (its stream id's time, whole ms) to its delivery, in ms: the
-   * server's share of the delivery p99, read up to 1 ms high (absent where frames carry no id).
+   * server's share of the delivery p99 with the load client's own delay, read up to 1 ms high
+   * (absent where frames carry no id).
    */
   readonly fromWriteP99Ms?: number;
   /** Seconds over which the CPU shares were measured (absent in runs before it was recorded). */

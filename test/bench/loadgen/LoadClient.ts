@@ -14,8 +14,8 @@ export interface LoadTotals {
   readonly histogram: Histogram;
   /**
    * Of the same events, those whose frame carries a stream id: from the id's time (Redis's clock
-   * when it wrote the entry, in whole ms) to the frame's arrival. The server's own share of the
-   * latency; the rest is the writer's.
+   * when it wrote the entry, in whole ms) to the frame's arrival: the server's share of the
+   * latency, with this client's own delay in reading the frame; the rest is the writer's.
    */
   readonly fromWrite: Histogram;
   readonly backAt: number[];

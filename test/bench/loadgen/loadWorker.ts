@@ -10,6 +10,7 @@ import { PROTOCOLS } from './protocols.js';
 
 let totals = freshTotals();
 let clients: LoadClient[] = [];
+let clientStreams: number[][] = [];
 
 function freshTotals(): LoadTotals {
   return {
@@ -23,7 +24,6 @@ function freshTotals(): LoadTotals {
     backAt: [],
   };
 }
-let clientStreams: number[][] = [];
 
 // Handshakes in flight per worker: enough to open 10k clients in seconds, few enough not to
 // make the server's accept queue the thing measured.
