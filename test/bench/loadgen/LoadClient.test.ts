@@ -1,25 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { newLatencyHistogram } from '../latencyHistogram.js';
-import { LoadClient } from './LoadClient.js';
+import { LoadClient, newLoadTotals } from './LoadClient.js';
 import type { LoadTotals } from './LoadClient.js';
 import { PROTOCOLS } from './protocols.js';
 
 function client(totals: LoadTotals): LoadClient {
   // Never started: no socket is opened; frames are handed to text() as the socket would.
   return new LoadClient(1, PROTOCOLS.relay, [], totals, { trackSeq: true, trackId: true, reconnect: false, onReady: () => undefined });
-}
-
-function totals(): LoadTotals {
-  return {
-    received: 0,
-    errors: 0,
-    gaps: 0,
-    duplicates: 0,
-    since: 0,
-    histogram: newLatencyHistogram(),
-    fromWrite: newLatencyHistogram(),
-    backAt: [],
-  };
 }
 
 function feed(c: LoadClient, text: string, now: number): void {
@@ -29,7 +15,7 @@ function feed(c: LoadClient, text: string, now: number): void {
 
 describe('LoadClient', () => {
   it('splits a relay entry’s latency at its id’s time: the server’s share from the write', () => {
-    const t = totals();
+    const t = newLoadTotals();
     const c = client(t);
     // Intended at 1000.5, written at 1003 (the id), delivered at 1007.25.
     feed(c, '{"op":"event","stream":"task:0","id":"1003-0","data":{"q":0,"t":1000.5,"p":"x"}}', 1007.25);
@@ -42,7 +28,7 @@ describe('LoadClient', () => {
   });
 
   it('records no share for a frame without an id (the peers’), and no gap between consecutive sequences', () => {
-    const t = totals();
+    const t = newLoadTotals();
     const c = client(t);
     feed(c, '42["e",{"q":0,"t":1000,"p":"x"}]', 1002);
     feed(c, '42["e",{"q":1,"t":1001,"p":"x"}]', 1003);

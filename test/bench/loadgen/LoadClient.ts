@@ -1,3 +1,4 @@
+import { newLatencyHistogram } from '../latencyHistogram.js';
 import type { Histogram } from 'hdr-histogram-js';
 import { RawWsClient } from './RawWsClient.js';
 import type { FrameSink } from './RawWsClient.js';
@@ -19,6 +20,20 @@ export interface LoadTotals {
    */
   readonly fromWrite: Histogram;
   readonly backAt: number[];
+}
+
+/** Counters at zero and empty histograms: a worker's start, and each closeAll. */
+export function newLoadTotals(): LoadTotals {
+  return {
+    received: 0,
+    errors: 0,
+    gaps: 0,
+    duplicates: 0,
+    since: 0,
+    histogram: newLatencyHistogram(),
+    fromWrite: newLatencyHistogram(),
+    backAt: [],
+  };
 }
 
 const Q = Buffer.from('"q":');

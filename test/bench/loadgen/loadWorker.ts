@@ -1,29 +1,14 @@
 import { encodeIntoCompressedBase64 } from 'hdr-histogram-js';
-import { LoadClient } from './LoadClient.js';
-import { newLatencyHistogram } from '../latencyHistogram.js';
-import type { LoadTotals } from './LoadClient.js';
+import { LoadClient, newLoadTotals } from './LoadClient.js';
 import { WorkerCommand } from './messages.js';
 import type { WorkerReply } from './messages.js';
 import { PROTOCOLS } from './protocols.js';
 
 // A load generator process: many raw WebSocket clients, driven by the orchestrator over IPC.
 
-let totals = freshTotals();
+let totals = newLoadTotals();
 let clients: LoadClient[] = [];
 let clientStreams: number[][] = [];
-
-function freshTotals(): LoadTotals {
-  return {
-    received: 0,
-    errors: 0,
-    gaps: 0,
-    duplicates: 0,
-    since: 0,
-    histogram: newLatencyHistogram(),
-    fromWrite: newLatencyHistogram(),
-    backAt: [],
-  };
-}
 
 // Handshakes in flight per worker: enough to open 10k clients in seconds, few enough not to
 // make the server's accept queue the thing measured.
@@ -127,7 +112,7 @@ process.on('message', (raw: unknown) => {
     case 'closeAll':
       for (const c of clients) c.stop();
       clients = [];
-      totals = freshTotals();
+      totals = newLoadTotals();
       reply({ type: 'ok' });
       return;
     case 'exit':
