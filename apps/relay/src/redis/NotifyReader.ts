@@ -252,6 +252,9 @@ export class NotifyReader implements LiveReader {
   }
 
   private markDirty(key: StreamName, woken: boolean): void {
+    // The read goes out after every event heard so far, so it covers their entries: none of them
+    // is waiting for its message any longer.
+    this.awaiting.forget(key);
     this.dirty.add(key);
     if (woken) this.woken.add(key);
     this.idleWake?.();

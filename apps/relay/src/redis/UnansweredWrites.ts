@@ -2,13 +2,15 @@ import type { Clock, StreamName } from '@streamgate/protocol';
 
 /**
  * Keyspace `xadd` events still waiting for the live message a writer publishes right behind its
- * write (docs/protocol.md §11). The message follows its event on the same connection, in the same
- * read of the socket, so a key still waiting `windowMs` after the first event of the window was
- * written by somebody who published nothing (a foreign producer): `onUnanswered` gets it, to be
- * read from its cursor. One timer for every event within the window, cancelled as soon as every
- * event is answered: a write that travels with its message wakes the event loop once, for the
- * socket read, and not again for a look that would find nothing (at 1k/s over many quiet
- * streams nearly every entry had its own such wake-up).
+ * write (docs/protocol.md §11). The message follows its event on the same connection, nearly
+ * always in the same read of the socket. So the first look comes when this turn's I/O has been
+ * handled (`clock.after(0)`, an immediate), not on a timer: a write that travels with its message
+ * arms no timer at all. A 1 ms timer cancelled at once still woke the event loop 1 ms later,
+ * because Node keeps its libuv timer armed for the earliest timer it has ever had; at 1k/s over
+ * many quiet streams that was one extra wake-up per entry, about a quarter of the relay's CPU.
+ * Keys still waiting at that look get `windowMs` more (a message cut off by a segment boundary
+ * arrives within it); one still waiting then was written by somebody who published nothing (a
+ * foreign producer), and `onUnanswered` gets it, to be read from its cursor.
  */
 export class UnansweredWrites {
   /** Events not yet answered, per key. */
@@ -24,7 +26,7 @@ export class UnansweredWrites {
   /** An `xadd` event of a key whose writers may publish. */
   written(key: StreamName): void {
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-    this.cancel ??= this.clock.after(this.windowMs, () => this.expire());
+    this.cancel ??= this.clock.after(0, () => this.endOfTurn());
   }
 
   /** A live message of the key arrived (parsed or not): it answers one of its events. */
@@ -49,6 +51,13 @@ export class UnansweredWrites {
   private stop(): void {
     this.cancel?.();
     this.cancel = null;
+  }
+
+  /** This turn's I/O is handled: what is still waiting gets the window. */
+  private endOfTurn(): void {
+    this.cancel = null;
+    if (this.counts.size === 0) return;
+    this.cancel = this.clock.after(this.windowMs, () => this.expire());
   }
 
   private expire(): void {
