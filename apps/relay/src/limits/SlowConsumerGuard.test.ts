@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CloseCode } from '@streamgate/protocol';
+import { ManualClock } from '@streamgate/protocol/testing';
 import { FakeConnection } from '../testing/FakeConnection.js';
 import { SlowConsumerGuard } from './SlowConsumerGuard.js';
 
@@ -103,6 +104,48 @@ describe('SlowConsumerGuard', () => {
     for (const c of late) guard.add(c);
     for (let sweep = 0; sweep < 4; sweep++) guard.sweep();
     expect(late.map((c) => c.looks)).toEqual([1, 1, 1, 1]);
+    guard.close();
+  });
+});
+
+describe('SlowConsumerGuard on its timer', () => {
+  const timed = (clock: ManualClock) =>
+    new SlowConsumerGuard({ maxBufferedBytes: 1_000, checkIntervalMs: 100, slots: 4, onCut: () => undefined, clock });
+
+  it('wakes once a round while no socket has a backlog, and looks at each socket once in it', () => {
+    const clock = new ManualClock();
+    const guard = timed(clock);
+    const conns = Array.from({ length: 8 }, () => new CountingConnection());
+    for (const c of conns) guard.add(c);
+    clock.advanceSync(399);
+    expect(conns.every((c) => c.looks === 0)).toBe(true);
+    clock.advanceSync(1);
+    expect(conns.every((c) => c.looks === 1)).toBe(true);
+    expect(clock.pending).toBe(1);
+    guard.close();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('sweeps every interval again once a backlog is seen, and waits a round once it drained', () => {
+    const clock = new ManualClock();
+    const guard = timed(clock);
+    const conns = Array.from({ length: 4 }, () => new CountingConnection());
+    for (const c of conns) guard.add(c);
+    const slow = conns[2] as CountingConnection;
+    queue(slow, 500);
+    clock.advanceSync(400);
+    expect(guard.size.backlogged).toBe(1);
+    const before = slow.looks;
+    clock.advanceSync(100);
+    expect(slow.looks).toBe(before + 1);
+    slow.drain();
+    clock.advanceSync(100);
+    expect(guard.size.backlogged).toBe(0);
+    const quiet = conns.map((c) => c.looks);
+    clock.advanceSync(399);
+    expect(conns.map((c) => c.looks)).toEqual(quiet);
+    clock.advanceSync(1);
+    expect(conns.map((c, i) => c.looks - (quiet[i] ?? 0))).toEqual([1, 1, 1, 1]);
     guard.close();
   });
 });
