@@ -5,9 +5,10 @@ import type { Clock, StreamName } from '@streamgate/protocol';
  * write (docs/protocol.md §11). The message follows its event on the same connection, nearly
  * always in the same read of the socket. So the first look comes when this turn's I/O has been
  * handled (`clock.after(0)`, an immediate), not on a timer: a write that travels with its message
- * arms no timer at all. A 1 ms timer cancelled at once still woke the event loop 1 ms later,
- * because Node keeps its libuv timer armed for the earliest timer it has ever had; at 1k/s over
- * many quiet streams that was one extra wake-up per entry, about a quarter of the relay's CPU.
+ * arms no timer at all. A 1 ms timer cancelled at once still woke the event loop 1 ms later:
+ * `clearTimeout` leaves Node's libuv timer armed for the cancelled one's time, and the loop woke
+ * to find nothing due. At 1k/s over many quiet streams that was one extra wake-up per entry,
+ * about a quarter of the relay's CPU.
  * Keys still waiting at that look get `windowMs` more (a message cut off by a segment boundary
  * arrives within it); one still waiting then was written by somebody who published nothing (a
  * foreign producer), and `onUnanswered` gets it, to be read from its cursor.
