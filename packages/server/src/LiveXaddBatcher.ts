@@ -112,7 +112,8 @@ export class LiveXaddBatcher {
   /**
    * Sends what this tick queued now. A write that bypasses the batcher (an idempotent one, or one
    * that waits for replicas) calls this first: ioredis sends one connection's commands in call
-   * order, so the entries land in the order their publishes were made.
+   * order, so the entries land in the order their publishes were made (but for an entry sent
+   * again after a cluster node did not serve it: a later one of its stream may land first).
    */
   flush(): void {
     if (this.queued.length === 0) return;
@@ -186,8 +187,11 @@ export class LiveXaddBatcher {
         reply = await this.redis.eval(script, keys.length, ...keys, ...args);
       }
     } catch (error) {
-      if (crossSlot && error instanceof Error && NO_SCRIPT_FLAGS.test(error.message)) this.crossSlot = false;
-      if (crossSlot && error instanceof Error && (!this.crossSlot || NOT_RUN_HERE.test(error.message))) return batch;
+      // Only an answer that says the script did not run sends the writes again: any other
+      // (a dropped connection) may come after they were written.
+      const unflagged = crossSlot && error instanceof Error && NO_SCRIPT_FLAGS.test(error.message);
+      if (unflagged) this.crossSlot = false;
+      if (unflagged || (crossSlot && error instanceof Error && NOT_RUN_HERE.test(error.message))) return batch;
       for (const q of batch) q.reject(error);
       return [];
     }
