@@ -15,23 +15,23 @@ import type { LiveXaddRequest } from './liveXadd.js';
  * entry its MAXLEN (approximate), data (JSON text) and live channel ('' for none).
  * Reply: per entry its id, or the error.
  */
-export const LIVE_XADD_BATCH_SCRIPT = `${LIVE_PUBLISH_LUA}
+/** One entry's write in a batch script: its reply, the id or the error of its read or XADD. */
+const WRITE_ENTRY_LUA = `${LIVE_PUBLISH_LUA}
+local function write_entry(key, maxlen, data, channel, command)
+  local last = redis.pcall('XREVRANGE', key, '+', '-', 'COUNT', 1)
+  if last.err then return last end
+  local prev = last[1] and last[1][1] or '0-0'
+  local id = redis.pcall('XADD', key, 'MAXLEN', '~', maxlen, '*', 'data', data)
+  if type(id) ~= 'table' then live_publish(channel, command, prev, id, data) end
+  return id
+end
+`;
+
+export const LIVE_XADD_BATCH_SCRIPT = `${WRITE_ENTRY_LUA}
 local out = {}
 for i = 1, #KEYS do
   local at = 2 + (i - 1) * 3
-  local last = redis.pcall('XREVRANGE', KEYS[i], '+', '-', 'COUNT', 1)
-  if last.err then
-    out[i] = last
-  else
-    local prev = last[1] and last[1][1] or '0-0'
-    local id = redis.pcall('XADD', KEYS[i], 'MAXLEN', '~', ARGV[at], '*', 'data', ARGV[at + 1])
-    if type(id) == 'table' then
-      out[i] = id
-    else
-      live_publish(ARGV[at + 2], ARGV[1], prev, id, ARGV[at + 1])
-      out[i] = id
-    end
-  end
+  out[i] = write_entry(KEYS[i], ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[1])
 end
 return out
 `;
@@ -49,24 +49,11 @@ export const LIVE_XADD_BATCH_SHA = createHash('sha1').update(LIVE_XADD_BATCH_SCR
  * written, and goes again in a script of its own slot; so does a batch the server refuses.
  */
 export const LIVE_XADD_NODE_BATCH_SCRIPT = `#!lua flags=allow-cross-slot-keys
-${LIVE_PUBLISH_LUA}
+${WRITE_ENTRY_LUA}
 local out = {}
 for i = 1, (#ARGV - 1) / 4 do
   local at = 2 + (i - 1) * 4
-  local key = ARGV[at]
-  local last = redis.pcall('XREVRANGE', key, '+', '-', 'COUNT', 1)
-  if last.err then
-    out[i] = last
-  else
-    local prev = last[1] and last[1][1] or '0-0'
-    local id = redis.pcall('XADD', key, 'MAXLEN', '~', ARGV[at + 1], '*', 'data', ARGV[at + 2])
-    if type(id) == 'table' then
-      out[i] = id
-    else
-      live_publish(ARGV[at + 3], ARGV[1], prev, id, ARGV[at + 2])
-      out[i] = id
-    end
-  end
+  out[i] = write_entry(ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[1])
 end
 return out
 `;
@@ -122,29 +109,17 @@ export class LiveXaddBatcher {
     // One group per node on a cluster (the node serving each slot, as the client last heard),
     // by slot where it has not heard; one group on an instance.
     const slotsOf = isClusterClient(this.redis) ? this.redis.slots : null;
-    const groups = new Map<string, Queued[]>();
-    for (const q of queued) {
-      const slot = slotsOf === null ? 0 : keySlot(q.request.stream);
-      const node = slotsOf === null ? 'instance' : (slotsOf[slot]?.[0] ?? `slot ${slot}`);
-      const group = groups.get(node);
-      if (group === undefined) groups.set(node, [q]);
-      else group.push(q);
-    }
-    for (const group of groups.values()) for (const batch of splitBatches(group)) void this.sendBatch(batch);
+    const byNode = groupBy(queued, (q) => {
+      if (slotsOf === null) return 'instance';
+      const slot = keySlot(q.request.stream);
+      return slotsOf[slot]?.[0] ?? `slot ${slot}`;
+    });
+    for (const group of byNode) for (const batch of splitBatches(group)) void this.sendBatch(batch);
   }
 
   /** One call for the batch; its writes a node did not take go again, one script per slot. */
   private async sendBatch(batch: readonly Queued[]): Promise<void> {
-    const bySlot = (writes: readonly Queued[]): Queued[][] => {
-      const groups = new Map<number, Queued[]>();
-      for (const q of writes) {
-        const slot = keySlot(q.request.stream);
-        const group = groups.get(slot);
-        if (group === undefined) groups.set(slot, [q]);
-        else group.push(q);
-      }
-      return [...groups.values()];
-    };
+    const bySlot = (writes: readonly Queued[]): Queued[][] => groupBy(writes, (q) => keySlot(q.request.stream));
     if (!isClusterClient(this.redis)) {
       await this.send(batch, false);
       return;
@@ -205,6 +180,18 @@ export class LiveXaddBatcher {
     });
     return again;
   }
+}
+
+/** The writes in groups of one key each, in the order each key first appears. */
+function groupBy<K>(writes: readonly Queued[], keyOf: (q: Queued) => K): Queued[][] {
+  const groups = new Map<K, Queued[]>();
+  for (const q of writes) {
+    const key = keyOf(q);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [q]);
+    else group.push(q);
+  }
+  return [...groups.values()];
 }
 
 /** A slot's writes in calls of at most MAX_BATCH entries and about MAX_BATCH_CHARS of data (one entry each at least). */
