@@ -8,6 +8,8 @@ import type { TokenTimers } from './TokenTimers.js';
 export interface PendingSubscription {
   readonly state: 'authorizing';
   readonly sid: string;
+  /** Settles once the check is done and the sid holds what it made (an active subscription, or nothing). */
+  readonly checked: Promise<void>;
 }
 
 /** An entry of a session's subscriptions, keyed by sid. */

@@ -181,6 +181,32 @@ describe('Session', () => {
     expect(conn.framesOf('unsubscribed')).toEqual([]);
   });
 
+  it('applies a refresh sent right behind its subscribe once the subscribe is checked, and refuses one whose subscribe was refused', async () => {
+    const h = await SessionHarness.create();
+    const { conn, session } = h.open();
+    const nowS = Math.floor(h.clock.now() / 1000);
+    const first = await h.tokens.sign({ stream: 'q', exp: nowS + 120 });
+    const second = await h.tokens.sign({ stream: 'q', exp: nowS + 900 });
+    // Both frames arrive before the subscribe's token check has finished.
+    send(session, { op: 'subscribe', sid: 'q', token: first });
+    send(session, { op: 'refresh', sid: 'q', token: second });
+    expect(await next(conn, 'refreshed', 'q')).toEqual({ op: 'refreshed', sid: 'q', exp: nowS + 900 });
+    await next(conn, 'live', 'q');
+    expect(conn.framesOf('error')).toEqual([]);
+    // The refreshed token is in force: the first one's expiry passes and the subscription stays.
+    h.clock.advanceSync(200_000);
+    expect(conn.framesOf('unsubscribed')).toEqual([]);
+
+    send(session, { op: 'subscribe', sid: 'bad', token: 'not.a.jwt' });
+    send(session, { op: 'refresh', sid: 'bad', token: second });
+    expect(await next(conn, 'error', 'bad')).toMatchObject({ code: 'token_malformed' });
+    await waitFor(() => conn.framesOf('error').length === 2, { timeoutMs: 5_000, message: 'the refresh was never answered' });
+    expect(conn.framesOf('error').map((f) => [f.sid, f.code])).toEqual([
+      ['bad', 'token_malformed'],
+      ['bad', 'unknown_subscription'],
+    ]);
+  });
+
   it('ends a subscription at once with stream_moved when its refresh names the stream on another target', async () => {
     const h = await SessionHarness.create();
     const { conn, session } = h.open();

@@ -13,6 +13,12 @@ import type { Verifier } from './revocation/RevokingVerifier.js';
 import { TokenTimers } from './TokenTimers.js';
 import type { TokenEvents, TokenTimersOptions } from './TokenTimers.js';
 
+/** A subscribe that passed its checks: its subscription, and the hub's start of it. */
+interface Authorized {
+  readonly active: ActiveSubscription;
+  readonly started: HubSubscriber['started'];
+}
+
 /** What a socket's subscriptions need of the pod. */
 export interface SubscriptionDeps {
   readonly verifier: Verifier;
@@ -116,20 +122,41 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
       this.deps.metrics.limitBreach('subscriptions');
       return this.reject(relayError('too_many_subscriptions', `at most ${this.deps.maxSubscriptions} subscriptions per socket`), sid);
     }
-    const pending: SessionSubscription = { state: 'authorizing', sid };
+    let checked = (): void => undefined;
+    const pending: SessionSubscription = { state: 'authorizing', sid, checked: new Promise((resolve) => (checked = resolve)) };
     this.subs.set(sid, pending);
+    let made: Authorized | undefined;
+    try {
+      made = await this.authorize(frame, pending);
+    } finally {
+      checked();
+    }
+    if (made === undefined) return;
+    const { active } = made;
+    const started = await made.started;
+    if (!started.ok && this.subs.get(sid) === active) {
+      this.drop(active);
+      if (started.error.code !== 'unknown_subscription') this.reject(started.error, sid);
+    }
+  }
+
+  /** The subscribe's token check and, if it passes, its subscription; undefined when there is none (refused, or dropped meanwhile). */
+  private async authorize(frame: SubscribeFrame, pending: SessionSubscription): Promise<Authorized | undefined> {
+    const { sid } = frame;
     const verified = await this.deps.verifier.verify(frame.token);
     // The socket closed or the client unsubscribed while the token was checked.
-    if (this.closed || this.subs.get(sid) !== pending) return;
+    if (this.closed || this.subs.get(sid) !== pending) return undefined;
     if (!verified.ok) {
       this.subs.delete(sid);
       this.deps.metrics.authFailures.inc({ reason: verified.error.code });
-      return this.reject(verified.error, sid);
+      this.reject(verified.error, sid);
+      return undefined;
     }
     const claims = verified.claims;
     if (this.holdsStream(claims.stream)) {
       this.subs.delete(sid);
-      return this.reject(relayError('duplicate_stream', `this socket already subscribes to ${claims.stream}`), sid);
+      this.reject(relayError('duplicate_stream', `this socket already subscribes to ${claims.stream}`), sid);
+      return undefined;
     }
     const hub = this.deps.hubFor(claims.redis);
     const hubSub: HubSubscriber = hub.subscribe(this.conn, sid, claims.stream, frame.from, claims.exp, this.hubEnded);
@@ -137,11 +164,7 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
     this.subs.set(sid, active);
     this.deps.metrics.subscriptions.inc();
     active.armTimers(claims);
-    const started = await hubSub.started;
-    if (!started.ok && this.subs.get(sid) === active) {
-      this.drop(active);
-      if (started.error.code !== 'unknown_subscription') this.reject(started.error, sid);
-    }
+    return { active, started: hubSub.started };
   }
 
   protected unsubscribe(sid: string, reason: 'client' | RelayError['code']): void {
@@ -155,7 +178,14 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
   }
 
   protected async refresh(frame: RefreshFrame): Promise<void> {
-    const sub = this.subs.get(frame.sid);
+    let sub = this.subs.get(frame.sid);
+    // A refresh sent right behind its subscribe (a client refreshing on its own schedule) waits for
+    // the subscribe's check: answering it unknown_subscription would leave the client's token to run out.
+    if (sub?.state === 'authorizing') {
+      await sub.checked;
+      if (this.closed) return;
+      sub = this.subs.get(frame.sid);
+    }
     if (sub === undefined || sub.state !== 'active') {
       return this.reject(relayError('unknown_subscription', `no active subscription ${frame.sid} to refresh`), frame.sid);
     }
