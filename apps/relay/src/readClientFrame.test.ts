@@ -25,7 +25,13 @@ describe('readClientFrame', () => {
 
   it('calls anything else unusable, with the sid when the frame names one', () => {
     expect(read('not json')).toMatchObject({ kind: 'unusable', sid: undefined, error: { code: 'frame_not_json' } });
-    expect(read('{"op":"teleport","sid":"c"}')).toMatchObject({ kind: 'unusable', sid: undefined, error: { code: 'frame_unknown_op' } });
+    expect(read('{"op":"teleport","sid":"c"}')).toMatchObject({ kind: 'unusable', sid: 'c', error: { code: 'frame_unknown_op' } });
+    expect(read('{"sid":"c"}')).toMatchObject({ kind: 'unusable', sid: 'c', error: { code: 'frame_unknown_op' } });
+    expect(read('{"op":"teleport","sid":"not a sid"}')).toMatchObject({
+      kind: 'unusable',
+      sid: undefined,
+      error: { code: 'frame_unknown_op' },
+    });
     expect(read('{"op":"refresh","sid":"c","token":5}')).toMatchObject({ kind: 'unusable', sid: 'c', error: { code: 'frame_invalid' } });
   });
 });

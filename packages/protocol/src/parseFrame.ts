@@ -37,17 +37,14 @@ export function parseClientFrame(text: string): ParseResult<ClientFrame> {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return { ok: false, error: relayError('frame_invalid', '(frame): must be a JSON object') };
   }
-  const op = (json as { op?: unknown }).op;
-  if (typeof op !== 'string' || !(clientOps as readonly string[]).includes(op)) {
-    return {
-      ok: false,
-      error: relayError('frame_unknown_op', `op: must be one of ${clientOps.join(', ')}`),
-    };
-  }
   const rawSid = (json as { sid?: unknown }).sid;
   // Most frames without a sid are pings: no failed parse (and its error object) for them.
   const sid = rawSid !== undefined && subscriptionIdSchema.safeParse(rawSid).success ? (rawSid as string) : undefined;
   const fail = (error: RelayError): ParseResult<ClientFrame> => (sid === undefined ? { ok: false, error } : { ok: false, error, sid });
+  const op = (json as { op?: unknown }).op;
+  if (typeof op !== 'string' || !(clientOps as readonly string[]).includes(op)) {
+    return fail(relayError('frame_unknown_op', `op: must be one of ${clientOps.join(', ')}`));
+  }
   if (op === 'subscribe' || op === 'refresh') {
     const token = (json as { token?: unknown }).token;
     // A missing token is an authorization refusal, not a malformed frame: it gets its own code.
