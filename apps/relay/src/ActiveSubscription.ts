@@ -58,6 +58,15 @@ export class ActiveSubscription {
     this.armTimers(claims);
   }
 
+  /**
+   * Whether the client has had its `subscribed` (the hub placed it): only then is position() a
+   * place to resume from; before it, position() is the requested `from`, or the stream's start.
+   */
+  get established(): boolean {
+    const phase = this.hubSub.phase;
+    return phase !== 'pending' && phase !== 'gone';
+  }
+
   /** Last position delivered, where the client resumes. */
   position(): StreamId {
     return this.hub.positionOf(this.hubSub);

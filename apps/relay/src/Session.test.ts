@@ -270,6 +270,21 @@ describe('Session', () => {
     expect(await next(conn, 'subscribed', 'f')).toMatchObject({ recovery: 'reset' });
   });
 
+  it('leaves out of the drain notice a subscription whose first read has not answered: it has no position yet', async () => {
+    const h = await SessionHarness.create();
+    const { conn, session } = h.open();
+    h.source.appendData('d2', { v: 1 });
+    const release = h.source.holdReads();
+    const inspected = h.source.reads.inspect;
+    send(session, { op: 'subscribe', sid: 'early', token: await h.tokens.sign({ stream: 'd2' }) });
+    // The token passed and the hub asked Redis; nothing has answered, so the client has no `subscribed`.
+    await waitFor(() => h.source.reads.inspect > inspected, { timeoutMs: 5_000, message: 'the hub never read d2' });
+    expect(conn.framesOf('subscribed')).toEqual([]);
+    session.drain(10, 10);
+    expect(conn.frames.at(-1)).toMatchObject({ op: 'reconnect', positions: [] });
+    release();
+  });
+
   it('drains: one reconnect frame with every position, then close 4000; nothing after', async () => {
     const h = await SessionHarness.create();
     const { conn, session } = h.open();

@@ -56,11 +56,14 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
     };
   }
 
-  /** Last position of every subscription, for a drain notice. */
+  /**
+   * Last position of every established subscription, for a drain notice. One still waiting for its
+   * first read has none to give: the client resumes it from its own, as for one still authorizing.
+   */
   positions(): Array<{ sid: string; stream: string; id: StreamId }> {
     const out: Array<{ sid: string; stream: string; id: StreamId }> = [];
     for (const sub of this.subs.values()) {
-      if (sub.state === 'active') out.push({ sid: sub.sid, stream: sub.stream, id: sub.position() });
+      if (sub.state === 'active' && sub.established) out.push({ sid: sub.sid, stream: sub.stream, id: sub.position() });
     }
     return out;
   }

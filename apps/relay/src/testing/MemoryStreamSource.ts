@@ -37,6 +37,8 @@ export class MemoryStreamSource implements StreamSource {
   private pumpQueued = false;
   private pumped: Promise<void> = Promise.resolve();
   private closed = false;
+  /** While set, reads wait for it (holdReads). */
+  private gate: Promise<void> | null = null;
   /** Reads answered so far, by kind. */
   readonly reads = { inspect: 0, range: 0 };
 
@@ -60,6 +62,17 @@ export class MemoryStreamSource implements StreamSource {
   setHealthy(healthy: boolean): void {
     this.isHealthy = healthy;
     if (healthy) this.schedulePump();
+  }
+
+  /** Reads wait until the returned function is called: a Redis that has not answered yet. */
+  holdReads(): () => void {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    this.gate = gate;
+    return () => {
+      if (this.gate === gate) this.gate = null;
+      release();
+    };
   }
 
   /** The next read (inspect or range) fails with `error`. */
@@ -176,6 +189,7 @@ export class MemoryStreamSource implements StreamSource {
   private async answer<T>(stream: StreamName, read: (s: StoredStream | null) => T): Promise<SourceResult<T>> {
     // A round trip: the answer comes on a later microtask, so callers see the same interleavings as with Redis.
     await Promise.resolve();
+    if (this.gate !== null) await this.gate;
     const failure = this.failures.shift();
     if (failure !== undefined) return { ok: false, error: failure };
     if (!this.isHealthy) return { ok: false, error: UNAVAILABLE };
