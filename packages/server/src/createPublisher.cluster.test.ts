@@ -49,6 +49,19 @@ describe('createPublisher on a Redis Cluster (3 primaries, 1 replica each)', () 
     }
   });
 
+  it('takes every first write of a fresh publisher, sent to all primaries at once', async () => {
+    // Before the primaries had connected, ioredis refused writes for them unsent ("Connection is closed.").
+    for (const publisher of [createPublisher({ targets: cluster.url }), createPublisher({ redis: cluster.cluster() })]) {
+      try {
+        const results = await Promise.all(Array.from({ length: 600 }, (_, i) => publisher.publish(notes.for(`fresh:{${i}}`), { n: i })));
+        const failures = results.flatMap((r) => (r.ok ? [] : [r.error.message]));
+        expect(failures).toEqual([]);
+      } finally {
+        await publisher.close();
+      }
+    }
+  });
+
   it('also publishes through a caller’s Cluster client, on its own connections', async () => {
     const client = cluster.cluster();
     const publisher = createPublisher({ redis: client });
