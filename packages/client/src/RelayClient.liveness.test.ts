@@ -50,7 +50,8 @@ describe('RelayClient liveness and request deadlines', () => {
     const r = await relay();
     const clock = new ManualClock(Date.now());
     const errors: SubscriptionError[] = [];
-    const sub = client([r.url], { clock, requestTimeoutMs: 2000 }).subscribe({
+    const connectionErrors: string[] = [];
+    const sub = client([r.url], { clock, requestTimeoutMs: 2000, onError: (e) => connectionErrors.push(e.code) }).subscribe({
       getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
       onEvent: () => undefined,
       onError: (e) => errors.push(e),
@@ -62,10 +63,14 @@ describe('RelayClient liveness and request deadlines', () => {
     const withdrawn = await waitForValue('an unsubscribe of the first', () => r.frames('unsubscribe', 0)[0]);
     expect(withdrawn.sid).toBe(first.sid);
     expect(errors.map((e) => e.code)).toEqual(['request_timeout']);
+    // The relay had never heard of the first: its answer to the withdrawal is nothing to report.
+    r.send(0, { op: 'error', code: 'unknown_subscription', retryable: false, message: 'no subscription', sid: first.sid });
     const second = await waitForValue('a second subscribe', () => r.frames('subscribe', 0)[1]);
     expect(second.sid).not.toBe(first.sid);
     r.send(0, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'fresh', position: '0-0', exp: expSoon() });
     await waitForValue('live', () => sub.state === 'live');
+    expect(connectionErrors).toEqual([]);
+    expect(errors.map((e) => e.code)).toEqual(['request_timeout']);
     // Answered: the deadline is gone.
     clock.advanceSync(10_000);
     expect(r.frames('subscribe', 0)).toHaveLength(2);

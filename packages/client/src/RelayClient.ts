@@ -183,7 +183,10 @@ export class RelayClient {
         return;
       case 'error': {
         const error: RelayError = { code: frame.code, retryable: frame.retryable, message: frame.message };
-        if (frame.sid === undefined || !this.#shared.failed(frame.sid, error)) this.#reportConnectionError(error);
+        if (frame.sid !== undefined && this.#shared.failed(frame.sid, error)) return;
+        // The answer to withdrawing a sid this client has already let go (docs/protocol.md §8): expected, not a fault.
+        if (frame.sid !== undefined && frame.code === 'unknown_subscription') return;
+        this.#reportConnectionError(error);
         return;
       }
       case 'unsubscribed': {
