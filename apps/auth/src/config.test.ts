@@ -22,6 +22,11 @@ function failure(env: Record<string, string | undefined>) {
 }
 
 describe('parseAuthConfig', () => {
+  it('refuses a pod name too long to name the pod in operations snapshots', () => {
+    expect(failure({ ...base, AUTH_POD_NAME: 'p'.repeat(121) }).message).toMatch(/^AUTH_POD_NAME="p+…": must be at most 120 characters/);
+    expect(parseAuthConfig({ ...base, AUTH_POD_NAME: 'p'.repeat(120) }).ok).toBe(true);
+  });
+
   it('applies defaults', () => {
     expect(parseAuthConfig(base)).toEqual({
       ok: true,

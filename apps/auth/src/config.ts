@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { envBool, envEnum, envInt, envList, envText, parseEnv, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
-import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
+import { OPS_STREAM_DEFAULT, podNameCheck } from '@streamgate/ops';
 import { normalizeRedisTarget, redisTargetItemProblem, splitRedisUrl, streamNameSchema } from '@streamgate/protocol';
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
 import type { CorsOptions } from './CorsPolicy.js';
@@ -58,7 +58,7 @@ const redisTargetItemCheck = (item: string): string | null =>
   redisTargetItemProblem(item, "list targets as the relays' allowlist does, e.g. redis://r0:6379/0,redis://r1:6379/0");
 const opsRedisUrlCheck = (raw: string): string | null =>
   splitRedisUrl(raw) === null
-    ? 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://streams:6379/0'
+    ? 'must be a redis:// or rediss:// URL with host, optional port and db, or a redis-cluster:// or rediss-cluster:// URL with host and optional port; set it to one, e.g. redis://streams:6379/0'
     : null;
 const streamNameCheck = (raw: string): string | null =>
   streamNameSchema.safeParse(raw).success
@@ -101,7 +101,7 @@ export const authConfigSchema = z
       fix: 'set how long browsers may cache a preflight answer, in seconds',
     }),
     LOG_LEVEL: envEnum(LOG_LEVELS, { fallback: 'info' }),
-    AUTH_POD_NAME: envText({ fallback: hostname(), fallbackText: 'the hostname' }),
+    AUTH_POD_NAME: envText({ fallback: hostname(), fallbackText: 'the hostname', check: podNameCheck }),
     // Operations stream (docs/protocol.md §"Operations stream"): snapshots out, and ops.token for operators.
     AUTH_OPS_REDIS_URL: envText({ optional: 'to publish no operations snapshots (and serve no ops.token)', check: opsRedisUrlCheck }),
     AUTH_OPS_STREAM: envText({ fallback: OPS_STREAM_DEFAULT, check: streamNameCheck }),

@@ -31,6 +31,11 @@ function refusal(over: Record<string, string | undefined>): string {
 }
 
 describe('parseIngestConfig', () => {
+  it('refuses a worker id too long to name the pod in operations snapshots', () => {
+    expect(refusal({ INGEST_WORKER_ID: 'w'.repeat(121) })).toMatch(/INGEST_WORKER_ID="w+…": must be at most 120 characters/);
+    expect(config({ INGEST_WORKER_ID: 'w'.repeat(120) }).INGEST_WORKER_ID).toHaveLength(120);
+  });
+
   it('fills defaults', () => {
     const parsed = config();
     expect(parsed.topology.chains.eth?.maxBackfillBlocks).toBe(32);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { configError, envEnum, envInt, envList, envProblems, envText, presentText, whenValid } from '@streamgate/boot';
 import type { ConfigProblem, ConfigResult, Env } from '@streamgate/boot';
-import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
+import { OPS_STREAM_DEFAULT, podNameCheck } from '@streamgate/ops';
 import { streamSlotTag } from '@streamgate/redis';
 import { normalizeRedisTarget, streamNameSchema } from '@streamgate/protocol';
 import { ingestRedisConfig, ingestRedisUrlCheck, redisTargetItemCheck } from './redis/ingestRedisConfig.js';
@@ -125,7 +125,7 @@ export const ingestConfigSchema = z
   .object({
     INGEST_HOST: envText({ fallback: '0.0.0.0' }),
     INGEST_PORT: envInt({ fallback: 8090, min: 0, max: 65535, meaning: '0 = any free port', fix: 'set it to a port number' }),
-    INGEST_WORKER_ID: envText({ fallback: `${hostname()}-${process.pid}`, fallbackText: '<hostname>-<pid>' }),
+    INGEST_WORKER_ID: envText({ fallback: `${hostname()}-${process.pid}`, fallbackText: '<hostname>-<pid>', check: podNameCheck }),
     // Where the streams are written: one target (an instance or a Redis Cluster), or a list of
     // instances each stream is placed on by placeStream, like the issuer and the publisher.
     INGEST_REDIS_URL: envText({ optional: 'and set INGEST_REDIS_TARGETS instead', check: ingestRedisUrlCheck }),

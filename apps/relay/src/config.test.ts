@@ -26,6 +26,13 @@ function problems(env: Record<string, string | undefined>): string[] {
 }
 
 describe('parseRelayConfig', () => {
+  it('refuses a node id too long to name the pod in operations snapshots', () => {
+    expect(config({ ...base, RELAY_NODE_ID: 'n'.repeat(120) }).RELAY_NODE_ID).toHaveLength(120);
+    expect(problems({ ...base, RELAY_NODE_ID: 'n'.repeat(121) })[0]).toMatch(
+      /^RELAY_NODE_ID="n+…": must be at most 120 characters .*; got 121$/,
+    );
+  });
+
   it('applies defaults and normalizes the allowlist', () => {
     const parsed = config(base);
     expect(parsed.RELAY_PORT).toBe(8081);

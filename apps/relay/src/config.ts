@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { envEnum, envInt, envList, envText, parseEnv, urlCheck, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
-import { OPS_STREAM_DEFAULT } from '@streamgate/ops';
+import { OPS_STREAM_DEFAULT, podNameCheck } from '@streamgate/ops';
 import {
   MAX_ENTRY_DATA_BYTES,
   normalizeRedisTarget,
@@ -29,7 +29,7 @@ const redisList = envList({
 // The relay's own connection to the operations stream's Redis: credentials may be in the URL.
 const opsRedisUrlProblem = (raw: string): string | null =>
   splitRedisUrl(raw) === null
-    ? 'must be a redis:// or rediss:// URL with host, optional port and db; set it to one, e.g. redis://redis:6379/0'
+    ? 'must be a redis:// or rediss:// URL with host, optional port and db, or a redis-cluster:// or rediss-cluster:// URL with host and optional port; set it to one, e.g. redis://redis:6379/0'
     : null;
 
 const MIN_ENTRY_BYTES = 1024;
@@ -53,7 +53,7 @@ export const relayConfigSchema = z
   .object({
     RELAY_HOST: envText({ fallback: '0.0.0.0' }),
     RELAY_PORT: envInt({ fallback: 8081, min: 0, max: 65535, meaning: '0 = any free port', fix: 'set it to a port number' }),
-    RELAY_NODE_ID: envText({ fallback: hostname(), fallbackText: 'the hostname' }),
+    RELAY_NODE_ID: envText({ fallback: hostname(), fallbackText: 'the hostname', check: podNameCheck }),
     RELAY_JWKS_URL: envText({
       optional: 'and set RELAY_JWKS_FILE instead',
       check: urlCheck(['http', 'https'], 'http://auth:8080/.well-known/jwks.json'),

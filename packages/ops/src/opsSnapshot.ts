@@ -17,7 +17,18 @@ export const OPS_STALE_AFTER_MS = 5_000;
 export const OPS_STREAM_MAXLEN = 2_000;
 
 const count = z.number().int().nonnegative();
-const label = z.string().min(1).max(120);
+/** The longest label a snapshot holds: a pod name, a target, a stream. */
+export const OPS_LABEL_MAX = 120;
+const label = z.string().min(1).max(OPS_LABEL_MAX);
+
+/**
+ * The boot check for the variable that names a pod in its snapshots: a longer name would boot,
+ * then fail every snapshot as invalid_snapshot.
+ */
+export const podNameCheck = (text: string): string | null =>
+  text.length <= OPS_LABEL_MAX
+    ? null
+    : `must be at most ${OPS_LABEL_MAX} characters (it names the pod in operations snapshots, docs/protocol.md §15); got ${text.length}`;
 
 const snapshotBase = {
   v: z.literal(1),
