@@ -8,7 +8,7 @@ import type { SigningKeySet } from './SigningKeySet.js';
 
 export type { RedisTargetChoice } from './redisTargetChooser.js';
 
-/** Upper bound on a token's life: a relay trusts a token until it expires, so revocation is by expiry. */
+/** Upper bound on a token's life: a relay trusts a token until it expires or a revocation covers it (createRevoker). */
 export const MAX_TOKEN_TTL_SECONDS = 24 * 60 * 60;
 
 export type TokenIssuerOptions = {
