@@ -1,6 +1,7 @@
 import type { Cluster, ClusterOptions, RedisOptions } from 'ioredis';
 import { isClusterClient, openRedis } from '@streamgate/redis';
 import type { OpenRedisOptions, RedisClient } from '@streamgate/redis';
+import { errorText } from './PublishError.js';
 import { timeoutAfter } from './timeoutAfter.js';
 
 /*
@@ -190,7 +191,7 @@ export class PublisherConnection {
       };
       const onReady = (): void => {
         if (!isClusterClient(redis)) return finish({ ok: true, redis });
-        void primariesSettled(redis, (error) => (this.lastError = error instanceof Error ? error.message : String(error))).then(() => {
+        void primariesSettled(redis, (error) => this.noteError(error)).then(() => {
           this.primariesWarm = true;
           finish({ ok: true, redis });
         });
@@ -201,11 +202,14 @@ export class PublisherConnection {
       redis.once('ready', onReady);
       // A connection that ended (a retry strategy that gave up) starts over on the next publish.
       if (redis.status === 'wait' || redis.status === 'end') {
-        redis.connect().catch((error: unknown) => {
-          this.lastError = error instanceof Error ? error.message : String(error);
-        });
+        redis.connect().catch((error: unknown) => this.noteError(error));
       }
     });
+  }
+
+  /** Kept to explain the next publish that finds no connection. */
+  private noteError(error: unknown): void {
+    this.lastError = errorText(error);
   }
 
   private withLastError(what: string): string {
@@ -224,7 +228,7 @@ export class PublisherConnection {
     try {
       await this.redis.quit();
     } catch (error) {
-      this.lastError = error instanceof Error ? error.message : String(error);
+      this.noteError(error);
       this.redis.disconnect();
     }
   }
