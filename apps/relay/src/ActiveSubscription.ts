@@ -67,6 +67,11 @@ export class ActiveSubscription {
     return phase !== 'pending' && phase !== 'gone';
   }
 
+  /** The hub's start of this subscription: its first read, then `subscribed`, or the reason it failed. */
+  get started(): HubSubscriber['started'] {
+    return this.hubSub.started;
+  }
+
   /** Last position delivered, where the client resumes. */
   position(): StreamId {
     return this.hub.positionOf(this.hubSub);

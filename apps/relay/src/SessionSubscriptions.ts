@@ -13,12 +13,6 @@ import type { Verifier } from './revocation/RevokingVerifier.js';
 import { TokenTimers } from './TokenTimers.js';
 import type { TokenEvents, TokenTimersOptions } from './TokenTimers.js';
 
-/** A subscribe that passed its checks: its subscription, and the hub's start of it. */
-interface Authorized {
-  readonly active: ActiveSubscription;
-  readonly started: HubSubscriber['started'];
-}
-
 /** What a socket's subscriptions need of the pod. */
 export interface SubscriptionDeps {
   readonly verifier: Verifier;
@@ -128,15 +122,14 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
     let checked = (): void => undefined;
     const pending: SessionSubscription = { state: 'authorizing', sid, checked: new Promise((resolve) => (checked = resolve)) };
     this.subs.set(sid, pending);
-    let made: Authorized | undefined;
+    let active: ActiveSubscription | undefined;
     try {
-      made = await this.authorize(frame, pending);
+      active = await this.authorize(frame, pending);
     } finally {
       checked();
     }
-    if (made === undefined) return;
-    const { active } = made;
-    const started = await made.started;
+    if (active === undefined) return;
+    const started = await active.started;
     if (!started.ok && this.subs.get(sid) === active) {
       this.drop(active);
       if (started.error.code !== 'unknown_subscription') this.reject(started.error, sid);
@@ -144,7 +137,7 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
   }
 
   /** The subscribe's token check and, if it passes, its subscription; undefined when there is none (refused, or dropped meanwhile). */
-  private async authorize(frame: SubscribeFrame, pending: SessionSubscription): Promise<Authorized | undefined> {
+  private async authorize(frame: SubscribeFrame, pending: SessionSubscription): Promise<ActiveSubscription | undefined> {
     const { sid } = frame;
     const verified = await this.deps.verifier.verify(frame.token);
     // The socket closed or the client unsubscribed while the token was checked.
@@ -167,7 +160,7 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
     this.subs.set(sid, active);
     this.deps.metrics.subscriptions.inc();
     active.armTimers(claims);
-    return { active, started: hubSub.started };
+    return active;
   }
 
   protected unsubscribe(sid: string, reason: 'client' | RelayError['code']): void {
