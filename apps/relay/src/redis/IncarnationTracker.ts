@@ -87,6 +87,14 @@ export class IncarnationTracker {
     this.first.delete(stream);
   }
 
+  /**
+   * A look found the key missing after it existed: whatever it holds next is a new incarnation,
+   * which the next look that finds it present reports (onNewIncarnation).
+   */
+  vanished(stream: StreamName): boolean {
+    return this.states.get(stream)?.vanished === true;
+  }
+
   /** Call before sending a read whose reply will be a sighting; undefined for a key not watched. */
   snapshot(stream: StreamName): CheckSnapshot | undefined {
     const state = this.states.get(stream);

@@ -28,6 +28,8 @@ export interface LiveReaderFactoryOptions {
   readonly dropWrongTypes: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
   /** A hint that the key may hold a new incarnation: look at it now. */
   readonly suspect: (stream: StreamName) => void;
+  /** A look found the key missing after it existed (IncarnationTracker.vanished). */
+  readonly vanished: (stream: StreamName) => boolean;
   /** A Redis Cluster: some primary does not notify now (its keys are then swept often). */
   readonly unnotified: () => boolean;
 }
@@ -130,6 +132,7 @@ export class LiveReaderFactory {
       onEntries: source.listener.entries.bind(source.listener),
       onWrongType: this.options.dropWrongTypes,
       onSuspect: this.options.suspect,
+      vanished: this.options.vanished,
       // A cluster node past its read deadline is counted apart from reply errors: slow, not wrong;
       // a live message that does not parse apart from both: a producer's bug.
       onError: (error) =>

@@ -4,7 +4,7 @@ import { NotifyReader } from './NotifyReader.js';
 import { FakeNotifyRedis } from './testing/FakeNotifyRedis.js';
 import { ManualClock } from '@streamgate/protocol/testing';
 
-function reader() {
+function reader(vanished: ReadonlySet<StreamName> = new Set()) {
   const redis = new FakeNotifyRedis();
   const clock = new ManualClock();
   const got = new Map<StreamName, StreamId[]>();
@@ -20,13 +20,14 @@ function reader() {
     onSuspect: (stream) => suspects.push(stream),
     onError: (error) => errors.push(error),
     onRead: () => undefined,
+    vanished: (stream) => vanished.has(stream),
   });
   return { r, redis, clock, got, suspects, errors };
 }
 
 /** Watches the keys and lets their first read (once subscribed) happen. */
-async function watched(keys: readonly StreamName[]) {
-  const parts = reader();
+async function watched(keys: readonly StreamName[], vanished?: ReadonlySet<StreamName>) {
+  const parts = reader(vanished);
   for (const key of keys) parts.r.watch(key, '0-0');
   await parts.clock.advance(10);
   return { ...parts, readsBefore: parts.redis.readsSent.length };
@@ -107,6 +108,38 @@ describe('NotifyReader live messages', () => {
     redis.scriptWrite('a', '12-0', { prev: '11-0' });
     await clock.advance(10);
     expect(suspects).toEqual(['a', 'b']);
+    await r.close();
+  });
+
+  it('reads nothing of a key seen missing from its old cursor: a write to it asks for the look that starts it over', async () => {
+    const vanished = new Set<StreamName>();
+    const { r, redis, clock, got, suspects } = await watched(['a', 'b'], vanished);
+    redis.scriptWrite('a', '5-0');
+    redis.scriptWrite('b', '5-0');
+    await clock.advance(10);
+    // Both keys were deleted and a look found them missing; their new incarnations' `*` ids are
+    // above the old cursors, so a read from there would hand them over before their reset.
+    redis.del('a');
+    redis.del('b');
+    await clock.advance(10);
+    vanished.add('a').add('b');
+    const readsBefore = redis.readsSent.length;
+    suspects.length = 0;
+    redis.scriptWrite('a', '9-0', { prev: '0-0' });
+    redis.xadd('b', '9-0');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['5-0']);
+    expect(got.get('b')).toEqual(['5-0']);
+    expect(redis.readsSent.length).toBe(readsBefore);
+    // Its xadd event and its message both ask; looks asked for meanwhile share one.
+    expect([...new Set(suspects)]).toEqual(['a', 'b']);
+    // The look found them back: the tracker restarts them, and they are read from their start.
+    vanished.clear();
+    r.restart('a');
+    r.restart('b');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['5-0', '9-0']);
+    expect(got.get('b')).toEqual(['5-0', '9-0']);
     await r.close();
   });
 

@@ -40,6 +40,13 @@ export type NotifyReaderOptions = NotifyReaderRedis & {
   readonly onWrongType: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
   /** The key may hold a new incarnation (deleted, renamed, or woken with nothing to read): look now. */
   readonly onSuspect: (stream: StreamName) => void;
+  /**
+   * A look found the key missing after it existed. Its next entries are a new incarnation's, and
+   * the look a write to it asks for (onSuspect) starts it over from its first entry: the reader
+   * does not read them from the old cursor meanwhile, or entries with ids above it would be
+   * delivered before their `stream_reset`, and again after it. Default: never.
+   */
+  readonly vanished?: (stream: StreamName) => boolean;
   readonly onError: (error: Error) => void;
   readonly onRead: () => void;
   /** Keys per pipelined read. Default 1 000. */
@@ -210,6 +217,10 @@ export class NotifyReader implements LiveReader {
     const kind = keyspaceEventKind(event);
     if (!this.cursors.has(key) || kind === 'quiet') return;
     if (kind === 'suspect') this.options.onSuspect(key);
+    if (kind === 'written' && this.isVanished(key)) {
+      this.options.onSuspect(key);
+      return;
+    }
     if (kind === 'written' && hasLiveChannel(key)) {
       this.awaiting.written(key);
       return;
@@ -228,6 +239,10 @@ export class NotifyReader implements LiveReader {
     const cursor = this.cursors.get(key);
     if (cursor === undefined) return;
     this.awaiting.answered(key);
+    if (this.isVanished(key)) {
+      this.options.onSuspect(key);
+      return;
+    }
     if (message === null) {
       this.options.onError(new LiveMessageError(`live message on ${key} does not parse: read from the stream instead`));
       this.markDirty(key, true);
@@ -249,6 +264,10 @@ export class NotifyReader implements LiveReader {
     // recreated (a first write says 0-0) or lost entries, unless that entry was XDELed. A look tells.
     if (compareStreamIds(message.prev, cursor) < 0) this.options.onSuspect(key);
     this.markDirty(key, true);
+  }
+
+  private isVanished(key: StreamName): boolean {
+    return this.options.vanished?.(key) === true;
   }
 
   private markDirty(key: StreamName, woken: boolean): void {
@@ -300,7 +319,8 @@ export class NotifyReader implements LiveReader {
       this.swept.delete(key);
       if (this.woken.delete(key)) woken.add(key);
       const cursor = this.cursors.get(key);
-      if (cursor !== undefined) reads.push([key, cursor]);
+      // A key seen missing is read once a look has found it back, from its new start.
+      if (cursor !== undefined && !this.isVanished(key)) reads.push([key, cursor]);
     }
     if (reads.length === 0) return;
     let results;

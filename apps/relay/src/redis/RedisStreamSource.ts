@@ -70,6 +70,7 @@ export class RedisStreamSource implements StreamSource {
       command: this.command,
       dropWrongTypes: this.dropWrongTypes,
       suspect: (stream) => this.incarnations.checkSoon(stream),
+      vanished: (stream) => this.incarnations.vanished(stream),
       unnotified: () => this.nodesWithoutNotify > 0,
     });
     this.modes = new ReadModeSwitch({

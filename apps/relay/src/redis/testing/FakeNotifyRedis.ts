@@ -60,6 +60,12 @@ export class FakeNotifyRedis implements NotifyRedis {
     for (const listener of this.liveListeners) listener(stream, message);
   }
 
+  /** DEL: the key and its entries are gone, and its `del` event goes out. */
+  del(stream: StreamName): void {
+    this.streams.delete(stream);
+    this.publish(stream, 'del');
+  }
+
   /** A message on the key's live channel that does not parse. */
   garbledLive(stream: StreamName): void {
     if (!this.channels.has(stream)) return;
