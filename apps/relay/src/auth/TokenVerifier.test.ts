@@ -1,5 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair } from 'jose';
+import { SignJWT, createLocalJWKSet, createRemoteJWKSet, exportJWK, generateKeyPair } from 'jose';
 import type { CryptoKey, JWK } from 'jose';
 import { TokenVerifier } from './TokenVerifier.js';
 
@@ -111,6 +113,67 @@ describe('TokenVerifier', () => {
     expect(result).toEqual({ ok: false, error: { code: 'token_malformed', retryable: false, message: 'header: kid is required' } });
     // A kid-less token with a disallowed alg still hears about the alg first.
     expect(await code(`${b64({ alg: 'none' })}.${b64({ ver: 1 })}.`)).toBe('token_algorithm_not_allowed');
+  });
+
+  it('refuses a padded signature part and a kid that is not a string as token_malformed', async () => {
+    const good = await sign();
+    expect(await code(good)).toBe('ok');
+    expect(await code(`${good}==`)).toBe('token_malformed');
+    const [, payload, signature] = good.split('.') as [string, string, string];
+    expect(await code(`${b64({ alg: 'ES256', kid: 5 })}.${payload}.${signature}`)).toBe('token_malformed');
+  });
+
+  it('refuses an nbf that is not a number as a claim, not as a token not valid yet', async () => {
+    const t = now();
+    const claims: Record<string, unknown> = { ver: 1, stream: 'demo:x', redis: REDIS, nbf: 'soon' };
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'es-1' })
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setSubject('alice')
+      .setIssuedAt(t)
+      .setExpirationTime(t + 60)
+      .setJti('j')
+      .sign(es.privateKey);
+    expect(await code(token)).toBe('token_claims_invalid');
+  });
+
+  it('answers the first failure in the documented order (docs/protocol.md §10)', async () => {
+    const expired = now() - 60;
+    expect(await code(await sign({ exp: expired, key: stranger.privateKey }))).toBe('token_signature_invalid');
+    expect(await code(await sign({ exp: expired, aud: 'someone-else' }))).toBe('token_audience_invalid');
+    expect(await code(await sign({ exp: expired, iss: 'evil', aud: 'someone-else' }))).toBe('token_issuer_invalid');
+    expect(await code(await sign({ exp: expired, stream: 'bad stream name!' }))).toBe('token_expired');
+    expect(await code(await sign({ nbf: now() + 600, exp: expired }))).toBe('token_not_yet_valid');
+    expect(await code(await sign({ stream: 'bad stream name!', redis: 'redis://10.0.0.9:6379/0' }))).toBe('token_claims_invalid');
+  });
+
+  it('names the expiry of an expired token', async () => {
+    const exp = now() - 60;
+    expect(await verifier.verify(await sign({ exp }))).toEqual({
+      ok: false,
+      error: { code: 'token_expired', retryable: false, message: `token expired at ${exp}` },
+    });
+  });
+
+  it('answers jwks_unavailable (retryable) when the key set endpoint answers an error status', async () => {
+    const server = createServer((_, res) => res.writeHead(503).end('down'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const remote = new TokenVerifier({
+        keys: createRemoteJWKSet(new URL(`http://127.0.0.1:${port}/jwks`), { timeoutDuration: 2_000 }),
+        algorithms: ['ES256'],
+        audience: AUD,
+        issuer: ISS,
+        clockSkewSeconds: 0,
+        redisAllowlist: new Set([REDIS]),
+      });
+      const result = await remote.verify(await sign());
+      expect(result.ok ? 'ok' : `${result.error.code} ${String(result.error.retryable)}`).toBe('jwks_unavailable true');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('ignores typ and claims the schema does not name', async () => {

@@ -19,7 +19,26 @@ export interface TokenVerifierOptions {
 }
 
 /** Thrown from the key lookup, which jose calls only after the header parsed and its alg is allowed. */
-class KidMissing extends Error {}
+class HeaderInvalid extends Error {}
+
+/** The key lookup failed for want of the keys (the key set's endpoint down, or answering an error), not for the token. */
+class KeysUnavailable extends Error {}
+
+/** What a key lookup answers about the token itself: anything else it throws is the key set's failure. */
+function isAnswerAboutToken(error: unknown): boolean {
+  return (
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JWKSMultipleMatchingKeys ||
+    error instanceof errors.JOSENotSupported ||
+    error instanceof errors.JOSEAlgNotAllowed
+  );
+}
+
+/**
+ * Three base64url parts, unpadded (RFC 7515 §7.1): jose's decoder would let `=` padding through.
+ * The signature may be empty here, so that an `alg: none` token is refused for its algorithm.
+ */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
  * Checks a relay token's signature and claims, and nothing else: the relay never asks the auth
@@ -34,14 +53,22 @@ export class TokenVerifier {
   private readonly keys: JWTVerifyGetKey;
 
   constructor(private readonly options: TokenVerifierOptions) {
-    this.keys = (header, token) => {
-      if (header.kid === undefined) throw new KidMissing('header: kid is required');
-      return options.keys(header, token);
+    this.keys = async (header, token) => {
+      if (header.kid === undefined) throw new HeaderInvalid('header: kid is required');
+      if (typeof header.kid !== 'string') throw new HeaderInvalid('header: kid must be a string');
+      try {
+        return await options.keys(header, token);
+      } catch (error) {
+        if (isAnswerAboutToken(error)) throw error;
+        // A JWKS endpoint answering 503 is an outage to retry, not a malformed token.
+        throw new KeysUnavailable(`signing keys could not be fetched: ${error instanceof Error ? error.message : String(error)}`);
+      }
     };
   }
 
   async verify(token: string): Promise<VerifyResult> {
     const o = this.options;
+    if (!COMPACT_JWS.test(token)) return { ok: false, error: relayError('token_malformed', 'token is not a well-formed JWS compact JWT') };
     let payload: unknown;
     try {
       const verified = await jwtVerify(token, this.keys, {
@@ -54,7 +81,8 @@ export class TokenVerifier {
       });
       payload = verified.payload;
     } catch (error) {
-      if (error instanceof KidMissing) return { ok: false, error: relayError('token_malformed', error.message) };
+      if (error instanceof HeaderInvalid) return { ok: false, error: relayError('token_malformed', error.message) };
+      if (error instanceof KeysUnavailable) return { ok: false, error: relayError('jwks_unavailable', error.message) };
       return { ok: false, error: mapJoseError(error) };
     }
     const parsed = relayClaimsSchema.safeParse(payload);
@@ -71,11 +99,16 @@ export class TokenVerifier {
 }
 
 export function mapJoseError(error: unknown): RelayError {
-  if (error instanceof errors.JWTExpired) return relayError('token_expired', 'token has expired');
+  if (error instanceof errors.JWTExpired) {
+    const exp = error.payload.exp;
+    return relayError('token_expired', typeof exp === 'number' ? `token expired at ${exp}` : 'token has expired');
+  }
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
       case 'nbf':
-        return relayError('token_not_yet_valid', 'token is not valid yet (nbf)');
+        // Only a time in the future: an `nbf` that is not a number is a claim that fails its schema.
+        if (error.reason === 'check_failed') return relayError('token_not_yet_valid', 'token is not valid yet (nbf)');
+        return relayError('token_claims_invalid', `claim nbf: ${error.reason}`);
       case 'aud':
         return relayError('token_audience_invalid', 'token audience does not match this relay');
       case 'iss':
