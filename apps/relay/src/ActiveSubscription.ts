@@ -67,6 +67,11 @@ export class ActiveSubscription {
     return phase !== 'pending' && phase !== 'gone';
   }
 
+  /** The expiry of the token in force, seconds since the epoch. */
+  get exp(): number {
+    return this.hubSub.exp;
+  }
+
   /** The hub's start of this subscription: its first read, then `subscribed`, or the reason it failed. */
   get started(): HubSubscriber['started'] {
     return this.hubSub.started;

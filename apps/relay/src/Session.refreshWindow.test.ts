@@ -84,4 +84,25 @@ describe('Session refresh timing', () => {
     expect(second.map(({ t }) => t)).toEqual([(iat + 535) * 1000, (iat2 + 600 - 30 - 100) * 1000]);
     expect(conn.framesOf('unsubscribed')).toEqual([]);
   });
+
+  it('sends the refresh_token of a token past its window after the subscribed, even when the first read is slow', async () => {
+    const iat = Date.UTC(2026, 11, 1, 9, 0, 0) / 1000;
+    const exp = iat + 600;
+    // Received 590 s into a 600 s life: the window (ending at exp − 30 s) is over, so it is due at once.
+    const h = await SessionHarness.create({ startMs: (iat + 590) * 1000, refreshLeadSeconds: 30, clockSkewSeconds: 0 });
+    const { conn, session } = h.open();
+    h.source.appendData('slow', { v: 1 });
+    const release = h.source.holdReads();
+    const inspected = h.source.reads.inspect;
+    sendFrame(session, { op: 'subscribe', sid: 'slow', token: await h.tokens.sign({ stream: 'slow', iat, exp }) });
+    await waitFor(() => h.source.reads.inspect > inspected, { timeoutMs: 5_000, message: 'the hub never read the stream' });
+    h.clock.advanceToSync((iat + 591) * 1000);
+    expect(conn.framesOf('refresh_token')).toEqual([]);
+    release();
+    await waitFor(() => conn.framesOf('refresh_token').length === 1, { timeoutMs: 5_000, message: 'no refresh_token after subscribed' });
+    const ops = conn.records().map((f) => f.op);
+    expect(ops.indexOf('subscribed')).toBeGreaterThanOrEqual(0);
+    expect(ops.indexOf('subscribed')).toBeLessThan(ops.indexOf('refresh_token'));
+    expect(conn.framesOf('refresh_token')).toEqual([{ op: 'refresh_token', sid: 'slow', exp }]);
+  });
 });

@@ -75,6 +75,15 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
 
   /** For the token timers of subscription `sid`: time to ask for a new token. */
   refreshDue(sid: string, exp: number): void {
+    const sub = this.subs.get(sid);
+    if (sub?.state === 'active' && !sub.established) {
+      // A token already inside its refresh window when it arrived: its `refresh_token` follows the
+      // `subscribed` (docs/protocol.md §5), unless the subscription failed or was renewed meanwhile.
+      void sub.started.then((started) => {
+        if (started.ok && this.subs.get(sid) === sub && sub.exp === exp && this.writable()) this.send(refreshTokenFrameText(sid, exp));
+      });
+      return;
+    }
     this.send(refreshTokenFrameText(sid, exp));
   }
 
