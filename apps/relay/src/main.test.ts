@@ -41,7 +41,22 @@ describe('relay main', () => {
     expect(output).not.toMatch(/"msg":"listening"/);
   });
 
-  it('listens on the default port, not a random one, when RELAY_PORT is blank', async () => {
+  it('exits 78 naming RELAY_JWKS_FILE when the key file is missing or holds a private key', async () => {
+    const privateKeyFile = join(dir, 'private.json');
+    writeFileSync(privateKeyFile, JSON.stringify({ keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'AAAA', d: 'AAAA', kid: 'k' }] }));
+    for (const [name, file, says] of [
+      ['relay-missing-jwks', join(dir, 'absent.json'), 'cannot be read'],
+      ['relay-private-jwks', privateKeyFile, 'keys.0.d'],
+    ] as const) {
+      await using service = await spawnTsEntry(ENTRY, { name, env: { ...env('redis://127.0.0.1:9'), RELAY_JWKS_FILE: file } });
+      const status = await withDeadline(service.exited, 20_000, `${name}: relay exit on a bad key file`);
+      expect(status.code).toBe(78);
+      expect(service.output()).toContain('invalid relay configuration (1 problem)');
+      expect(service.output()).toContain(says);
+    }
+  });
+
+    it('listens on the default port, not a random one, when RELAY_PORT is blank', async () => {
     // Another process on 8081 is possible on a shared machine: either way the relay must not
     // have picked a free port of its own.
     await using redis = await startRedis();

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { bootApp } from './bootApp.js';
 import type { BootAppOptions } from './bootApp.js';
 import { configError } from './parseEnv.js';
+import { StartupConfigError } from './StartupConfigError.js';
 import type { ConfigResult } from './parseEnv.js';
 
 class Exited extends Error {
@@ -55,6 +56,13 @@ describe('bootApp', () => {
     const failedToStart = { message: 'demo service failed to start', by: 'bootLog' } as const;
     await expect(bootApp({ ...b.options, failedToStart, create: () => Promise.reject(error) })).rejects.toEqual(new Exited(1));
     expect(b.lines).toEqual([{ by: 'boot', level: 'fatal', fields: { err: error, exitCode: 1 }, message: 'demo service failed to start' }]);
+  });
+
+  it('exits 78, not 1, when the start finds that what a variable names is wrong', async () => {
+    const h = harness(valid);
+    const refusal = new StartupConfigError(configError('demo', [{ variable: 'KEY_FILE', message: 'KEY_FILE /k.json is not JSON' }]));
+    await expect(bootApp({ ...h.options, create: () => Promise.reject(refusal) })).rejects.toEqual(new Exited(78));
+    expect(h.lines).toMatchObject([{ by: 'app', level: 'fatal', fields: { variables: ['KEY_FILE'], exitCode: 78 } }]);
   });
 
   it('returns the config, the app logger and the app; faults are handled by then', async () => {

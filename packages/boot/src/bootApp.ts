@@ -1,5 +1,6 @@
 import { ExitCode } from './exitCodes.js';
 import { exitOnConfigError } from './exitOnConfigError.js';
+import { StartupConfigError } from './StartupConfigError.js';
 import type { BootLog } from './exitOnConfigError.js';
 import { FaultPolicy } from './FaultPolicy.js';
 import type { FaultKind } from './FaultPolicy.js';
@@ -68,6 +69,7 @@ export async function bootApp<Config, App, Log extends AppLog>(
   try {
     app = await options.create(config, log, faults);
   } catch (error) {
+    if (error instanceof StartupConfigError) exitOnConfigError(log, error.config, exit);
     const failed = options.failedToStart ?? { message: `${options.app} failed to start`, by: 'log' };
     (failed.by === 'bootLog' ? options.bootLog : log).fatal({ err: error, exitCode: ExitCode.startup }, failed.message);
     exit(ExitCode.startup);

@@ -4,6 +4,7 @@ export { configError, envProblems, parseEnv, whenValid } from './parseEnv.js';
 export type { ConfigError, ConfigProblem, ConfigResult, Env } from './parseEnv.js';
 export { ExitCode } from './exitCodes.js';
 export { exitOnConfigError } from './exitOnConfigError.js';
+export { StartupConfigError } from './StartupConfigError.js';
 export { FaultPolicy } from './FaultPolicy.js';
 export type { FaultKind } from './FaultPolicy.js';
 export { bootApp } from './bootApp.js';

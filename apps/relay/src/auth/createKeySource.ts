@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet } from 'jose';
 import type { JWTVerifyGetKey } from 'jose';
 import { backoffDelay } from '@streamgate/protocol';
-import { watchTextFile } from '@streamgate/boot';
+import { configError, StartupConfigError, watchTextFile } from '@streamgate/boot';
 import { parseJwksFile } from './parseJwksFile.js';
 
 export interface KeySource {
@@ -32,9 +32,9 @@ export function createKeySource(config: KeySourceConfig, onError: (error: Error)
     // A bad file at boot stops the relay with a message naming what to fix, rather than refusing
     // every token later; a bad file written later is reported and the keys in force are kept, so
     // a typo in a rotation step never turns into refusing every token.
-    const initial = readFileSync(config.path, 'utf8');
+    const initial = readKeyFile(config.path);
     const parsed = parseJwksFile(config.path, initial);
-    if (!parsed.ok) throw new Error(parsed.message);
+    if (!parsed.ok) throw keyFileError(parsed.message);
     let current = createLocalJWKSet(parsed.jwks);
     let kids = parsed.jwks.keys.map((k) => k.kid ?? '');
     const watch = watchTextFile(config.path, {
@@ -99,4 +99,17 @@ export function createKeySource(config: KeySourceConfig, onError: (error: Error)
       if (timer !== null) clearInterval(timer);
     },
   };
+}
+
+/** A key file that is missing or invalid at boot is a configuration error (exit 78), naming RELAY_JWKS_FILE. */
+function keyFileError(message: string): StartupConfigError {
+  return new StartupConfigError(configError('relay', [{ variable: 'RELAY_JWKS_FILE', message }]));
+}
+
+function readKeyFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw keyFileError(`RELAY_JWKS_FILE ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
