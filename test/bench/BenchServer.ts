@@ -76,6 +76,9 @@ export async function startBenchServer(
     name: `bench-${kind}`,
     env: { ...env, ...ctx.serverEnv, ...extraEnv },
     nodeArgs,
+    // On another Node (scripts/debianUserland.mjs run --node 24), the two servers that load uWS
+    // run in its userland; the others on that Node on this host.
+    relayUserland: kind === 'relay' || kind === 'uws',
     readyPattern: /"msg":"listening"/,
     readyTimeoutMs: 30_000,
   });

@@ -3,7 +3,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateSigningKey } from '@streamgate/server';
 import type { PrivateJwk } from '@streamgate/server';
-import { repoRoot, startRedis } from '@streamgate/testkit';
+import { appNodeVersion, repoRoot, startRedis } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import { commandStatsOf } from './BenchTarget.js';
 import { startBenchServer } from './BenchServer.js';
@@ -88,7 +88,8 @@ async function main(): Promise<void> {
     machine: {
       cores: cpus().length,
       model: cpus()[0]?.model ?? 'unknown',
-      node: process.version,
+      // The servers' Node (every server under test runs on it), then the load's when it differs.
+      node: appNodeVersion() === process.version ? process.version : `${appNodeVersion()} (servers; load on ${process.version})`,
       loadAverageAtStart: load1,
       loadAverageAtEnd: 0,
     },
