@@ -144,4 +144,42 @@ describe('RelayClient tokens', () => {
     await waitForValue('closed', () => sub.state === 'closed');
     expect(sub.error?.code).toBe('token_response_invalid');
   });
+
+  it('ends a subscription whose token request the backend refused, and retries one that failed otherwise', async () => {
+    const { c } = await setup();
+    /** What a tRPC client error carries for a procedure that threw FORBIDDEN. */
+    const forbidden = Object.assign(new Error('not your order'), { data: { code: 'FORBIDDEN', httpStatus: 403 } });
+    let refusedCalls = 0;
+    const errors: SubscriptionError[] = [];
+    const refused = c.subscribe({
+      getToken: () => {
+        refusedCalls++;
+        return Promise.reject(forbidden);
+      },
+      onEvent: () => undefined,
+      onError: (e) => errors.push(e),
+    });
+    await waitForValue('closed', () => refused.state === 'closed');
+    expect(refused.error).toEqual({ code: 'token_fetch_failed', retryable: false, message: 'not your order' });
+    expect(errors).toEqual([refused.error]);
+
+    // A 503, a 429 and an error without a status are worth asking again.
+    const transient = [
+      Object.assign(new Error('auth is down'), { data: { httpStatus: 503 } }),
+      Object.assign(new Error('slow down'), { data: { httpStatus: 429 } }),
+      new Error('fetch failed'),
+    ];
+    let calls = 0;
+    const retried = c.subscribe({
+      getToken: () => {
+        const failure = transient[calls++];
+        return failure === undefined ? Promise.resolve(tokenFor<Tick>('other:stream')) : Promise.reject(failure);
+      },
+      onEvent: () => undefined,
+      onError: () => undefined,
+    });
+    await waitForValue('asked four times', () => calls === 4);
+    expect(retried.state).not.toBe('closed');
+    expect(refusedCalls).toBe(1);
+  });
 });

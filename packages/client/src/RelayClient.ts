@@ -12,7 +12,7 @@ import { consoleLogger } from './logger.js';
 import type { RelayLogger } from './logger.js';
 import { SubscriptionHandle } from './SubscriptionHandle.js';
 import type { Subscriber } from './SubscriptionHandle.js';
-import { checkToken, describeError } from './tokens.js';
+import { checkToken, tokenFetchError } from './tokens.js';
 import type { ClientError, SubscribeOptions, Subscription, SubscriptionError } from './types.js';
 import type { WebSocketConstructor } from './webSocketLike.js';
 
@@ -132,7 +132,13 @@ export class RelayClient {
       value = await sub.getToken();
     } catch (error) {
       if (sub.state === 'closed') return;
-      sub.report({ code: 'token_fetch_failed', retryable: true, message: describeError(error) });
+      const failure = tokenFetchError(error);
+      if (!failure.retryable) {
+        this.#subscribers.delete(sub);
+        sub.fail(failure);
+        return;
+      }
+      sub.report(failure);
       sub.retryTokenLater(
         (attempt) => backoffDelay(attempt, this.#backoff.baseMs, this.#backoff.maxMs),
         () => void this.#acquireToken(sub),

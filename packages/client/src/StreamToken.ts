@@ -1,7 +1,7 @@
 import { tokenRefreshDelayMs } from '@streamgate/protocol';
 import type { RefreshFrame, RelaySubscription, StreamName } from '@streamgate/protocol';
 import { RetryTimer } from './RetryTimer.js';
-import { checkToken, describeError, expiresSoon, TOKEN_RENEW_MARGIN_MS } from './tokens.js';
+import { checkToken, expiresSoon, TOKEN_RENEW_MARGIN_MS, tokenFetchError } from './tokens.js';
 import type { ClientError, SubscriptionError } from './types.js';
 import type { RequestDeadline } from './RequestDeadline.js';
 
@@ -120,10 +120,7 @@ export class StreamToken {
         this.#adopt(checked.token);
         return { ok: true };
       },
-      (error: unknown): TokenRenewal => ({
-        ok: false,
-        error: { code: 'token_fetch_failed', retryable: true, message: describeError(error) },
-      }),
+      (error: unknown): TokenRenewal => ({ ok: false, error: tokenFetchError(error) }),
     );
   }
 

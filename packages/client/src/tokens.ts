@@ -39,3 +39,28 @@ export function expiresSoon(expiresAt: number, now: number = Date.now()): boolea
 export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Statuses of a 4xx answer that asking again can change: a timeout, a rate limit, a cancelled request. */
+const RETRYABLE_CLIENT_STATUSES = new Set([408, 425, 429, 499]);
+
+/**
+ * A `getToken()` that threw. The backend's refusal (a tRPC `FORBIDDEN` from `authorize`,
+ * `UNAUTHORIZED`, `BAD_REQUEST`: any 4xx but a timeout or rate limit) is final: asking again
+ * gets the same answer, so the subscription ends. Anything else (the network, a 5xx, an error
+ * with no status) is retried with backoff. The status is read where a tRPC client error keeps
+ * it (`data.httpStatus`), or from a `status` of the app's own error; `retryable: false` on the
+ * error ends it too.
+ */
+export function tokenFetchError(error: unknown): ClientError {
+  const message = describeError(error);
+  return { code: 'token_fetch_failed', retryable: !isFinalRefusal(error), message };
+}
+
+function isFinalRefusal(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { data, status, retryable } = error as { data?: unknown; status?: unknown; retryable?: unknown };
+  if (retryable === false) return true;
+  const httpStatus = typeof data === 'object' && data !== null ? (data as { httpStatus?: unknown }).httpStatus : undefined;
+  const code = typeof httpStatus === 'number' ? httpStatus : typeof status === 'number' ? status : undefined;
+  return code !== undefined && code >= 400 && code < 500 && !RETRYABLE_CLIENT_STATUSES.has(code);
+}
