@@ -5,7 +5,7 @@ export * from './createJwksHandler.js';
 export * from './createTokenIssuer.js';
 export * from './createPublisher.js';
 export * from './relayTokenProcedure.js';
-export type { InferRelayPayload, RelaySubscription, StreamRef } from '@streamgate/protocol';
+export type { InferRelayPayload, RelaySubscription, StreamDefinition, StreamRef } from '@streamgate/protocol';
 export { defineStream } from '@streamgate/protocol';
 export { placeStream } from '@streamgate/redis';
 export * from './createRevoker.js';
