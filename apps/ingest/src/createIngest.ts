@@ -131,7 +131,14 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve) => server.listen(config.INGEST_PORT, config.INGEST_HOST, resolve));
+  // A port already taken is a failed start (exit 1), not an uncaught 'error' event (a fault, exit 70).
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.INGEST_PORT, config.INGEST_HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   return {
     port: (server.address() as AddressInfo).port,
     worker,

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { repoRoot, spawnTsEntry, startRedis, withDeadline } from '@streamgate/testkit';
 
@@ -37,6 +39,28 @@ describe('ingest main', () => {
     expect(output).toMatch(/"variables":\["INGEST_PORT","INGEST_STREAM_MAXLEN","INGEST_REDIS_URL"\]/);
     expect(output).toContain('INGEST_REDIS_URL=\\"\\": and INGEST_REDIS_TARGETS are both unset; set exactly one');
     expect(output).toContain('INGEST_STREAM_MAXLEN=\\"-1\\": must be an integer from 0 to 1000000000 (0 = never trim)');
+  });
+
+  it('exits 1, a failed start and not a fault, when its port is taken', async () => {
+    await using redis = await startRedis();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      await using service = await spawnTsEntry('apps/ingest/src/main.ts', {
+        name: 'ingest-port-taken',
+        env: {
+          INGEST_HOST: '127.0.0.1',
+          INGEST_PORT: String(port),
+          INGEST_REDIS_URL: redis.url,
+          INGEST_TOPOLOGY: JSON.stringify(topology),
+        },
+      });
+      expect((await withDeadline(service.exited, 20_000, 'ingest exit on a taken port')).code).toBe(1);
+      expect(service.output()).toContain('EADDRINUSE');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('on an unhandled rejection logs it with its context and exits 70', async () => {

@@ -226,6 +226,8 @@ describe('EvmStreamRun', () => {
     expect(await t.run.ended).toMatchObject({ reason: 'halted' });
     expect(t.sockets.live()).toEqual([]);
     expect(t.run.view()).toMatchObject({ state: 'degraded', provider: null, onPreferred: false });
+    // ingest_stream_state says what the snapshot says.
+    expect(t.states.at(-1)).toBe('degraded');
     expect(t.clock.pending).toBe(0);
   });
 

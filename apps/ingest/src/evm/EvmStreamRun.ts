@@ -374,6 +374,12 @@ export class EvmStreamRun implements AdapterRun {
     const phase = this.phase;
     if (phase.state === 'stopped') return;
     this.move({ state: 'stopped', end });
+    // A halted stream keeps its lease and waits for an operator: ingest_stream_state shows it
+    // degraded, as the snapshot does (view), not in the state it was in when it stopped.
+    if (end.reason === 'halted' && this.shownState !== 'degraded') {
+      this.shownState = 'degraded';
+      this.events.stateChanged(this.spec.stream, 'degraded');
+    }
     this.release(phase.state === 'active' ? phase.link : null, end);
   }
 
