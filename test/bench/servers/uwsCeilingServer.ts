@@ -1,6 +1,11 @@
-import uWS from 'uWebSockets.js';
 import { z } from 'zod';
+import { loadUws } from '../../../apps/relay/src/edge/loadUws.js';
 import { parseJoin } from './parseJoin.js';
+
+// The build the relay loads on this Node (native on 20, 22 and 24), so that the ceiling and the
+// relay are the same uWS: the test package's own uWebSockets.js is the Node 20 build, which on
+// Node 24 falls back to a shim that is no ceiling.
+const uWS = loadUws().uws;
 
 // The ceiling: uWebSockets.js pub/sub with no Redis. A client joins a topic per stream; the
 // publisher's own socket sends `P<stream>\n<payload>` and the server publishes the payload.
@@ -14,7 +19,7 @@ const app = uWS.App();
 app.ws<Data>('/*', {
   maxPayloadLength: 1 << 20,
   maxBackpressure: 1 << 20,
-  closeOnBackpressureLimit: 1,
+  closeOnBackpressureLimit: true,
   idleTimeout: 60,
   message: (ws, message) => {
     const text = Buffer.from(message).toString('utf8');
