@@ -175,6 +175,8 @@ export class LiveReaderFactory {
       onWrongType: this.options.dropWrongTypes,
       onError: (error) => source.onError('xread', error),
       onRead: () => source.onRead('xread'),
+      vanished: this.options.vanished,
+      onSuspect: this.options.suspect,
     });
   }
 }

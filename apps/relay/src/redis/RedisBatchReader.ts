@@ -17,6 +17,13 @@ export interface BatchReaderOptions {
   readonly onWrongType: (keys: readonly StreamName[]) => Promise<readonly StreamName[]>;
   readonly onError: (error: Error) => void;
   readonly onRead: () => void;
+  /**
+   * A look found the key missing after it existed (IncarnationTracker.vanished): what a read
+   * returns for it is a new incarnation's, delivered from its start after its `stream_reset`
+   * once the look asked for (`onSuspect`) finds it back; not from the old cursor before it.
+   */
+  readonly vanished?: (stream: StreamName) => boolean;
+  readonly onSuspect?: (stream: StreamName) => void;
 }
 
 /**
@@ -193,6 +200,11 @@ export class RedisBatchReader {
       const current = this.cursors.get(stream);
       // A stream removed or restarted while the read was out is skipped.
       if (last === undefined || current === undefined || this.restartedDuringRead.has(stream)) continue;
+      if (this.options.vanished?.(stream) === true) {
+        // The cursor stays: the next read returns these again, until the look restarts the key.
+        this.options.onSuspect?.(stream);
+        continue;
+      }
       if (compareStreamIds(last.id, current) > 0) this.cursors.set(stream, last.id);
       try {
         this.options.onEntries(stream, entries);
