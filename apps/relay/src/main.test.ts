@@ -56,7 +56,7 @@ describe('relay main', () => {
     }
   });
 
-    it('listens on the default port, not a random one, when RELAY_PORT is blank', async () => {
+  it('listens on the default port, not a random one, when RELAY_PORT is blank', async () => {
     // Another process on 8081 is possible on a shared machine: either way the relay must not
     // have picked a free port of its own.
     await using redis = await startRedis();
