@@ -133,11 +133,7 @@ export class RelayClient {
     } catch (error) {
       if (sub.state === 'closed') return;
       const failure = tokenFetchError(error);
-      if (!failure.retryable) {
-        this.#subscribers.delete(sub);
-        sub.fail(failure);
-        return;
-      }
+      if (!failure.retryable) return this.#endUnstarted(sub, failure);
       sub.report(failure);
       sub.retryTokenLater(
         (attempt) => backoffDelay(attempt, this.#backoff.baseMs, this.#backoff.maxMs),
@@ -147,11 +143,7 @@ export class RelayClient {
     }
     if (sub.state === 'closed') return;
     const checked = checkToken(value);
-    if (!checked.ok) {
-      this.#subscribers.delete(sub);
-      sub.fail(checked.error);
-      return;
-    }
+    if (!checked.ok) return this.#endUnstarted(sub, checked.error);
     sub.bindStream(checked.token.stream);
     this.#shared.attach(sub, checked.token);
   }
@@ -223,6 +215,12 @@ export class RelayClient {
     } catch (thrown) {
       this.#logger.error('onError callback threw', { error: thrown });
     }
+  }
+
+  /** Ends a subscription that never reached the registry: no token can be had for it. */
+  #endUnstarted(sub: Subscriber, error: ClientError): void {
+    this.#subscribers.delete(sub);
+    sub.fail(error);
   }
 
   #detach(sub: Subscriber): void {

@@ -154,9 +154,7 @@ export class PublisherConnection {
     this.redis = redis;
     // Between publishes ioredis reports reconnect failures only as events; the last one explains
     // the next publish that finds no connection.
-    this.redis.on('error', (error: Error) => {
-      this.lastError = error.message;
-    });
+    this.redis.on('error', (error: Error) => this.noteError(error));
     this.redis.on('close', () => (this.primariesWarm = false));
   }
 

@@ -81,8 +81,6 @@ export class TokenVerifier {
       });
       payload = verified.payload;
     } catch (error) {
-      if (error instanceof HeaderInvalid) return { ok: false, error: relayError('token_malformed', error.message) };
-      if (error instanceof KeysUnavailable) return { ok: false, error: relayError('jwks_unavailable', error.message) };
       return { ok: false, error: mapJoseError(error) };
     }
     const parsed = relayClaimsSchema.safeParse(payload);
@@ -98,7 +96,11 @@ export class TokenVerifier {
   }
 }
 
+/** What jwtVerify threw, the key lookup's own errors included, as the relay's refusal. */
 export function mapJoseError(error: unknown): RelayError {
+  if (error instanceof HeaderInvalid) return relayError('token_malformed', error.message);
+  // Every failure to get the keys (a timeout, an invalid set, an error status, fetch failing) is this one.
+  if (error instanceof KeysUnavailable) return relayError('jwks_unavailable', error.message);
   if (error instanceof errors.JWTExpired) {
     const exp = error.payload.exp;
     return relayError('token_expired', typeof exp === 'number' ? `token expired at ${exp}` : 'token has expired');
@@ -120,14 +122,12 @@ export function mapJoseError(error: unknown): RelayError {
   if (error instanceof errors.JOSEAlgNotAllowed) return relayError('token_algorithm_not_allowed', 'token algorithm is not allowed');
   if (error instanceof errors.JWKSNoMatchingKey) return relayError('token_kid_unknown', 'no signing key matches the token kid');
   if (error instanceof errors.JWSSignatureVerificationFailed) return relayError('token_signature_invalid', 'token signature is invalid');
-  if (error instanceof errors.JWKSTimeout) return relayError('jwks_unavailable', 'signing keys could not be fetched in time');
-  if (error instanceof errors.JWKSInvalid) return relayError('jwks_unavailable', 'signing key set is invalid');
   if (error instanceof errors.JOSENotSupported)
     return relayError('token_algorithm_not_allowed', 'token algorithm or key type is not supported');
   if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) {
     return relayError('token_malformed', 'token is not a well-formed JWS compact JWT');
   }
   if (error instanceof errors.JOSEError) return relayError('token_malformed', error.message);
-  // A fetch failure of the remote key set surfaces as a plain Error from fetch.
+  // Not jose's and not the key lookup's: an unexpected fault, refused as retryable rather than final.
   return relayError('jwks_unavailable', error instanceof Error ? error.message : 'signing keys unavailable');
 }
