@@ -94,8 +94,11 @@ describe('ops.token across processes', () => {
     try {
       socket.send(JSON.stringify({ op: 'subscribe', sid: 'ops', token: sub.token }));
       expect(await socket.next((f) => (f.op === 'subscribed' || f.op === 'error') && f.sid === 'ops')).toMatchObject({ op: 'subscribed' });
-      await redis.client().xadd(OPS_STREAM_DEFAULT, '*', 'data', JSON.stringify({ probe: 'ops-token' }));
-      expect(await socket.next((f) => f.op === 'event' && f.stream === OPS_STREAM_DEFAULT)).toMatchObject({ data: { probe: 'ops-token' } });
+      const probe = String(await redis.client().xadd(OPS_STREAM_DEFAULT, '*', 'data', JSON.stringify({ probe: 'ops-token' })));
+      // The auth service writes its own snapshots to this stream once a second: wait for the probe's id.
+      expect(await socket.next((f) => f.op === 'event' && f.stream === OPS_STREAM_DEFAULT && f.id === probe)).toMatchObject({
+        data: { probe: 'ops-token' },
+      });
     } finally {
       socket.close();
     }
