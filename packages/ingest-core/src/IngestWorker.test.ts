@@ -5,17 +5,22 @@ import { MemoryDemandSource, MemoryLeaseStore, MemoryStreamWriter } from './test
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** An adapter that writes one entry per `push` and records its starts and stops. */
+/**
+ * An adapter that records its starts and stops. With `endsOnAbort` its run ends `stopped` as soon
+ * as the core aborts it, as the EVM run does, before it could see why.
+ */
 class CountingAdapter implements UpstreamAdapter {
   readonly kind = 'counting';
   starts = 0;
   stops = 0;
   contexts: RunContext[] = [];
+  constructor(private readonly endsOnAbort = false) {}
   start(ctx: RunContext): AdapterRun {
     this.starts += 1;
     this.contexts.push(ctx);
     let finish: (end: RunEnd) => void = () => undefined;
     const ended = new Promise<RunEnd>((resolve) => (finish = resolve));
+    if (this.endsOnAbort) ctx.signal.addEventListener('abort', () => finish({ reason: 'stopped' }), { once: true });
     return {
       ended,
       stop: async () => {
@@ -27,13 +32,14 @@ class CountingAdapter implements UpstreamAdapter {
   }
 }
 
-function fleet(workers: number) {
+function fleet(workers: number, { endsOnAbort = false } = {}) {
   let clock = 0;
   const now = () => clock;
   const writer = new MemoryStreamWriter();
   const leases = new MemoryLeaseStore(writer, now);
   const demand = new MemoryDemandSource();
-  const adapters = Array.from({ length: workers }, () => new CountingAdapter());
+  const adapters = Array.from({ length: workers }, () => new CountingAdapter(endsOnAbort));
+  const changes: string[] = [];
   const list = adapters.map(
     (adapter, i) =>
       new IngestWorker({
@@ -47,9 +53,13 @@ function fleet(workers: number) {
         graceMs: 5_000,
         log: silent,
         now,
+        events: {
+          leaseChanged: (key, change) => changes.push(`w${i} ${change}`),
+          runEnded: (key, end) => changes.push(`w${i} ended ${end.reason}`),
+        },
       }),
   );
-  return { workers: list, adapters, demand, writer, advance: (ms: number) => (clock += ms) };
+  return { workers: list, adapters, demand, writer, changes, advance: (ms: number) => (clock += ms) };
 }
 
 describe('IngestWorker', () => {
@@ -98,6 +108,21 @@ describe('IngestWorker', () => {
     // The frozen owner wakes up: its renewal fails and it stops its run.
     await a?.tick();
     expect(f.adapters[0]?.stops).toBe(1);
+  });
+
+  it('reports a run fenced even when its adapter ends on the abort before it sees the refusal', async () => {
+    const f = fleet(2, { endsOnAbort: true });
+    const [a, b] = f.workers;
+    f.demand.keys.add('k');
+    await a?.tick();
+    f.advance(3_500);
+    await b?.tick();
+    // The frozen owner wakes with a write in hand, before its next tick's renewal.
+    const refused = await f.adapters[0]?.contexts[0]?.write({ entries: [{ dedupeId: 'x', data: '{}' }] });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'fenced' } });
+    await a?.tick();
+    expect(f.changes).toEqual(['w0 acquired', 'w1 acquired', 'w0 ended fenced', 'w0 fenced']);
+    expect(a?.ownedKeys).toEqual([]);
   });
 
   it('writes an entry once even when it is offered twice', async () => {

@@ -38,6 +38,8 @@ interface Owned {
   run: AdapterRun;
   abort: AbortController;
   ended: boolean;
+  /** A write was refused as fenced: the run ends fenced, whatever end the adapter reports for the abort. */
+  fenced: boolean;
 }
 
 /**
@@ -137,17 +139,23 @@ export class IngestWorker {
       }
       const outcome = await writer.write(fence, batch);
       this.options.events?.writeOutcome?.(key, outcome);
-      if (!outcome.ok && outcome.error.code === 'fenced') abort.abort();
+      if (!outcome.ok && outcome.error.code === 'fenced') {
+        entry.fenced = true;
+        abort.abort();
+      }
       return outcome;
     };
     const run = adapter.start({ key, state, write, signal: abort.signal });
-    const entry: Owned = { lease, run, abort, ended: false };
+    const entry: Owned = { lease, run, abort, ended: false, fenced: false };
     this.owned.set(key, entry);
     void run.ended.then((end) => this.onEnded(key, entry, end));
   }
 
-  private async onEnded(key: string, entry: Owned, end: RunEnd): Promise<void> {
+  private async onEnded(key: string, entry: Owned, reported: RunEnd): Promise<void> {
     entry.ended = true;
+    // An adapter may end on the abort that follows a fenced write before it sees the refusal
+    // itself (the EVM run stops on abort): the run was still fenced, and its lease is not ours.
+    const end: RunEnd = entry.fenced ? { reason: 'fenced' } : reported;
     this.options.events?.runEnded?.(key, end);
     if (this.owned.get(key) !== entry) return;
     this.owned.delete(key);
