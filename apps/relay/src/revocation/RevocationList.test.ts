@@ -39,6 +39,8 @@ describe('RevocationList', () => {
     expect(list.refuses({ sub: 'user-1', stream: 'demo:a', iat: S0 - 1 })).toBe(true);
     clock.advanceSync(1);
     expect(list.refuses({ sub: 'user-1', stream: 'demo:a', iat: S0 - 1 })).toBe(false);
+    // Counted as held only while in force, without waiting for another record to arrive.
+    expect(list.size).toBe(0);
     list.add({ v: 1, sub: 'late', before: S0 + 100, exp: T0 + 3_600_000 });
     expect(list.size).toBe(1);
     expect(list.add({ v: 1, sub: 'stale', before: S0, exp: T0 })).toBe(false);

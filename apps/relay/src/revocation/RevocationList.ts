@@ -26,7 +26,9 @@ export class RevocationList {
     private readonly skewMs: number,
   ) {}
 
+  /** The records in force: what metrics and the operations snapshot report as held. */
   get size(): number {
+    this.dropExpired(this.clock.now());
     return this.bySubject.size + this.byStream.size + this.byPair.size;
   }
 
@@ -63,7 +65,12 @@ export class RevocationList {
 
   private prune(now: number): void {
     if (now < this.nextPruneAt) return;
-    // At most once a minute: records live for a token lifetime, so a late drop costs little.
+    // At most once a minute on adds: records live for a token lifetime, so a late drop costs
+    // little memory; a count (a scrape, a snapshot) drops at once, so it never reports a lapsed one.
+    this.dropExpired(now);
+  }
+
+  private dropExpired(now: number): void {
     this.nextPruneAt = now + 60_000;
     for (const map of [this.bySubject, this.byStream, this.byPair]) {
       for (const [key, cutoff] of map) if (cutoff.exp + this.skewMs <= now) map.delete(key);
