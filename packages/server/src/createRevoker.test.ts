@@ -40,6 +40,27 @@ describe('createRevoker', () => {
     }
   });
 
+  it('never moves the set expiry earlier: a shorter-lived issuer keeps the longer records', async () => {
+    const client = redis.client();
+    await client.del(REVOCATIONS_KEY);
+    const long = createRevoker({ targets: redis.url, maxTokenLifetimeSeconds: 3_600, clockSkewSeconds: 0 });
+    const short = createRevoker({ targets: redis.url, maxTokenLifetimeSeconds: 1, clockSkewSeconds: 0 });
+    try {
+      const first = await long.revoke({ subject: 'away' });
+      if (!first.ok) throw new Error(first.error.message);
+      const second = await short.revoke({ subject: 'brief' });
+      if (!second.ok) throw new Error(second.error.message);
+      expect(await client.pexpiretime(REVOCATIONS_KEY)).toBe(first.expiresAt);
+      expect(await client.zscore(REVOCATIONS_KEY, JSON.stringify({ v: 1, sub: 'away', before: first.before, exp: first.expiresAt }))).toBe(
+        String(first.expiresAt),
+      );
+    } finally {
+      await long.close();
+      await short.close();
+      client.disconnect();
+    }
+  });
+
   it('refuses a revocation that names neither a subject nor a valid stream, with a typed error', async () => {
     const revoker = createRevoker({ targets: redis.url });
     try {

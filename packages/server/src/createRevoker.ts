@@ -108,7 +108,10 @@ export function createRevoker(options: RevokerOptions): Revoker {
             .multi()
             .zremrangebyscore(REVOCATIONS_KEY, '-inf', at)
             .zadd(REVOCATIONS_KEY, expiresAt, member)
-            .pexpireat(REVOCATIONS_KEY, expiresAt)
+            // The set's expiry only ever moves later: another issuer counting a shorter token
+            // lifetime must not make the key, and the longer records in it, expire early.
+            .pexpireat(REVOCATIONS_KEY, expiresAt, 'NX')
+            .pexpireat(REVOCATIONS_KEY, expiresAt, 'GT')
             .publish(REVOCATIONS_CHANNEL, member)
             .exec();
           const replies = await Promise.race([exec, timer.promise]).finally(() => timer.clear());
