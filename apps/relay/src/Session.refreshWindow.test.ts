@@ -105,4 +105,24 @@ describe('Session refresh timing', () => {
     expect(ops.indexOf('subscribed')).toBeLessThan(ops.indexOf('refresh_token'));
     expect(conn.framesOf('refresh_token')).toEqual([{ op: 'refresh_token', sid: 'slow', exp }]);
   });
+  it('answers a refresh sent right behind its subscribe only after the subscribed, even when the first read is slow', async () => {
+    const iat = Date.UTC(2026, 11, 1, 9, 0, 0) / 1000;
+    const h = await SessionHarness.create({ startMs: (iat + 10) * 1000 });
+    const { conn, session } = h.open();
+    h.source.appendData('slow', { v: 1 });
+    const release = h.source.holdReads();
+    const inspected = h.source.reads.inspect;
+    sendFrame(session, { op: 'subscribe', sid: 'slow', token: await h.tokens.sign({ stream: 'slow', iat, exp: iat + 600 }) });
+    sendFrame(session, { op: 'refresh', sid: 'slow', token: await h.tokens.sign({ stream: 'slow', iat: iat + 5, exp: iat + 1200 }) });
+    await waitFor(() => h.source.reads.inspect > inspected, { timeoutMs: 5_000, message: 'the hub never read the stream' });
+    // The refresh's own token check has had every chance to finish: still nothing for this sid.
+    await h.tokens.sign({ stream: 'other', iat, exp: iat + 600 });
+    expect(conn.framesOf('refreshed')).toEqual([]);
+    release();
+    await waitFor(() => conn.framesOf('refreshed').length === 1, { timeoutMs: 5_000, message: 'the refresh was never answered' });
+    const ops = conn.records().map((f) => f.op);
+    expect(ops.indexOf('subscribed')).toBeGreaterThanOrEqual(0);
+    expect(ops.indexOf('subscribed')).toBeLessThan(ops.indexOf('refreshed'));
+    expect(conn.framesOf('refreshed')).toEqual([{ op: 'refreshed', sid: 'slow', exp: iat + 1200 }]);
+  });
 });

@@ -191,6 +191,13 @@ export class SessionSubscriptions<D extends SubscriptionDeps = SubscriptionDeps>
       if (this.closed) return;
       sub = this.subs.get(frame.sid);
     }
+    if (sub?.state === 'active') {
+      // Its answer never comes before the subscription's `subscribed`: a client would read a
+      // refresh's `error` or `refreshed` for a sid it has not heard of yet as the subscribe's own.
+      await sub.started;
+      if (this.closed) return;
+      if (this.subs.get(frame.sid) !== sub) sub = undefined;
+    }
     if (sub === undefined || sub.state !== 'active') {
       return this.reject(relayError('unknown_subscription', `no active subscription ${frame.sid} to refresh`), frame.sid);
     }
