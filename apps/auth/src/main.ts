@@ -1,8 +1,7 @@
 import { initTRPC } from '@trpc/server';
-import { pino } from 'pino';
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import { bootApp, configError, exitOnConfigError } from '@streamgate/boot';
+import { appLogger, bootApp, configError, exitOnConfigError } from '@streamgate/boot';
 import type { FaultPolicy } from '@streamgate/boot';
 import { RedisDemandRegistry } from '@streamgate/demand';
 import { openRedis } from '@streamgate/redis';
@@ -139,12 +138,12 @@ async function startAuth(
 }
 
 // Auth holds no state worth a drain: a fault exits at once and Kubernetes restarts the pod.
-const bootLogger = pino({ name: 'streamgate-auth' });
+const bootLogger = appLogger('streamgate-auth');
 const { log: logger, app: auth } = await bootApp({
   app: 'auth',
   bootLog: bootLogger,
   parseConfig: () => parseAuthConfig(process.env),
-  log: (config) => pino({ name: 'streamgate-auth', level: config.logLevel }),
+  log: (config) => appLogger('streamgate-auth', config.logLevel),
   create: startAuth,
   failedToStart: { message: 'auth service failed to start', by: 'bootLog' },
 });

@@ -1,6 +1,5 @@
-import { pino } from 'pino';
 import type { Logger } from 'pino';
-import { bootApp, configError, exitOnConfigError } from '@streamgate/boot';
+import { appLogger, bootApp, configError, exitOnConfigError } from '@streamgate/boot';
 import type { DashboardEnv } from './server/parseDashboardEnv.js';
 import { parseDashboardEnv } from './server/parseDashboardEnv.js';
 import { DASHBOARD_PAGE_DIR, DashboardPageMissingError, serveDashboard } from './server/serveDashboard.js';
@@ -40,9 +39,9 @@ const {
   app: dashboard,
 } = await bootApp({
   app: 'dashboard',
-  bootLog: pino({ name: 'dashboard' }),
+  bootLog: appLogger('dashboard'),
   parseConfig: () => parseDashboardEnv(process.env),
-  log: (config) => pino({ name: 'dashboard', level: config.logLevel }),
+  log: (config) => appLogger('dashboard', config.logLevel),
   create: startDashboard,
   stop: { run: (dashboard) => dashboard.close() },
 });

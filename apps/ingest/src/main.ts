@@ -1,5 +1,4 @@
-import { pino } from 'pino';
-import { bootApp } from '@streamgate/boot';
+import { appLogger, bootApp } from '@streamgate/boot';
 import { parseIngestConfig } from './config.js';
 import { createIngest } from './createIngest.js';
 
@@ -17,9 +16,9 @@ const {
   faults,
 } = await bootApp({
   app: 'ingest',
-  bootLog: pino({ name: 'ingest' }),
+  bootLog: appLogger('ingest'),
   parseConfig: () => parseIngestConfig(process.env),
-  log: (config) => pino({ name: 'ingest', level: config.LOG_LEVEL }),
+  log: (config) => appLogger('ingest', config.LOG_LEVEL),
   create: createIngest,
   stop: { run: (ingest) => ingest.close() },
 });

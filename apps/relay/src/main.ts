@@ -1,6 +1,5 @@
-import { pino } from 'pino';
 import { Counter } from 'prom-client';
-import { bootApp } from '@streamgate/boot';
+import { appLogger, bootApp } from '@streamgate/boot';
 import { parseRelayConfig } from './config.js';
 import { createRelay } from './createRelay.js';
 import { loadUws } from './edge/loadUws.js';
@@ -17,9 +16,9 @@ const {
   faults,
 } = await bootApp({
   app: 'relay',
-  bootLog: pino({ name: 'relay' }),
+  bootLog: appLogger('relay'),
   parseConfig: () => parseRelayConfig(process.env),
-  log: (config) => pino({ name: 'relay', level: config.LOG_LEVEL }),
+  log: (config) => appLogger('relay', config.LOG_LEVEL),
   create: createRelay,
   stop: {
     run: (relay) => relay.drain().then(() => relay.close()),

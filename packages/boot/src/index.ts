@@ -11,3 +11,4 @@ export { bootApp } from './bootApp.js';
 export type { AppLog, BootAppOptions, BootedApp, BootTarget } from './bootApp.js';
 export { watchTextFile } from './watchTextFile.js';
 export type { TextFileWatch, WatchTextFileOptions } from './watchTextFile.js';
+export { appLogger, maskCommandSecrets, serializeError } from './appLogger.js';
