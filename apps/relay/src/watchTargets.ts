@@ -37,6 +37,7 @@ export function watchTargets(options: WatchTargetsOptions): TargetWatches {
       target,
       new TargetHealthWatch({
         healthy: () => hub.healthy,
+        unansweredForMs: () => hub.unansweredForMs,
         downAfterMs: options.downAfterMs,
         now: () => performance.now(),
         // Sampled every checkMs: a gap of four periods (at least a second) is the pod's own stall.

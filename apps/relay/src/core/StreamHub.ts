@@ -84,6 +84,10 @@ export class StreamHub {
     return this.source.healthy;
   }
 
+  get unansweredForMs(): number {
+    return this.source.unansweredForMs ?? 0;
+  }
+
   /** False from markUnavailable to markAvailable. */
   get available(): boolean {
     return this.unavailable === null;

@@ -55,6 +55,11 @@ export interface StreamSource {
   unwatch(stream: StreamName): void;
   /** False while the source cannot reach its storage. */
   readonly healthy: boolean;
+  /**
+   * While unhealthy, how long its storage has gone unanswered by the source's own measure (a
+   * frozen server shows only once a probe is overdue); 0 or absent when healthy or not known.
+   */
+  readonly unansweredForMs?: number;
   close(): Promise<void>;
 }
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { TargetHealthWatch } from './TargetHealthWatch.js';
 
-function watchFixture(downAfterMs: number, starvedGapMs?: number) {
+function watchFixture(downAfterMs: number, starvedGapMs?: number, unansweredForMs?: () => number) {
   let now = 0;
   let healthy = true;
   const events: string[] = [];
   const watch = new TargetHealthWatch({
     healthy: () => healthy,
+    ...(unansweredForMs === undefined ? {} : { unansweredForMs }),
     downAfterMs,
     now: () => now,
     onDown: (ms) => events.push(`down after ${ms}`),
@@ -48,6 +49,19 @@ describe('TargetHealthWatch', () => {
     expect(at(5_900, false)).toBe('unhealthy');
     expect(events).toEqual([]);
     expect(at(6_000, false)).toBe('down');
+  });
+
+  it('counts the bound from when the target stopped answering, not from when that showed', () => {
+    // A frozen Redis shows only once its PING is 2 s overdue: it was already silent that long.
+    let silentFor = 0;
+    const { at, events } = watchFixture(3_000, undefined, () => silentFor);
+    at(0, true);
+    silentFor = 2_000;
+    expect(at(2_000, false)).toBe('unhealthy');
+    silentFor = 2_999;
+    expect(at(2_999, false)).toBe('unhealthy');
+    expect(at(3_000, false)).toBe('down');
+    expect(events).toEqual(['down after 3000']);
   });
 
   it('with a bound of 0 calls the target down at the first failed check', () => {

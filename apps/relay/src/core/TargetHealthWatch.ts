@@ -11,7 +11,12 @@ export type TargetState = 'up' | 'unhealthy' | 'down';
 export interface TargetHealthWatchOptions {
   /** Whether the target answers now (StreamHub.healthy). */
   readonly healthy: () => boolean;
-  /** How long the target may stay unhealthy before it counts as down. 0: at the first check. */
+  /**
+   * When it is first seen unhealthy, how long the target had already gone unanswered
+   * (StreamHub.unansweredForMs): the bound counts from then, not from the sample. Unset: 0.
+   */
+  readonly unansweredForMs?: () => number;
+  /** How long the target may go unanswered before it counts as down. 0: at the first check. */
   readonly downAfterMs: number;
   /** Milliseconds, monotonic. */
   readonly now: () => number;
@@ -56,7 +61,7 @@ export class TargetHealthWatch {
       return 'up';
     }
     if (starved && this.downSince === null) this.unhealthySince = now;
-    this.unhealthySince ??= now;
+    this.unhealthySince ??= now - (this.options.unansweredForMs?.() ?? 0);
     if (this.downSince === null && now - this.unhealthySince >= this.options.downAfterMs) {
       this.downSince = now;
       this.options.onDown(now - this.unhealthySince);

@@ -32,8 +32,26 @@ describe('PingProbe', () => {
     nodes[2]!.frozen = true;
     for (let i = 0; i < 4; i++) await tick(1_000);
     expect(probe.answering).toBe(false);
+    // Node 1's connection is down: when it last answered is not known, so nothing is counted.
+    expect(probe.silentForMs).toBe(0);
     // One PING outstanding per node: a stalled one is not sent a pile.
     expect(errors.every((e) => e.message === 'Connection is closed.')).toBe(true);
+  });
+
+  it('counts a frozen node silent from the send of its overdue PING', async () => {
+    let now = 0;
+    const node = new FakeNode();
+    const probe = new PingProbe({ nodes: () => [node], timeoutMs: 2_000, now: () => now, onError: () => undefined });
+    probe.probe();
+    await Promise.resolve();
+    expect(probe.silentForMs).toBe(0);
+    node.frozen = true;
+    now = 1_000;
+    probe.probe();
+    now = 2_500;
+    expect([probe.answering, probe.silentForMs]).toEqual([true, 0]);
+    now = 3_200;
+    expect([probe.answering, probe.silentForMs]).toEqual([false, 2_200]);
   });
 
   it('a reply error is an answer; no nodes (slot map unknown) is not', async () => {

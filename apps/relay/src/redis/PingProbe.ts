@@ -49,6 +49,22 @@ export class PingProbe {
     }
   }
 
+  /**
+   * While no node answers: how long the one heard from last has been silent, counted from the
+   * send of its overdue PING (0 for a node whose connection is down: when it last answered is not
+   * known). A frozen server is found only once a PING is overdue, but it was silent from before.
+   */
+  get silentForMs(): number {
+    if (this.answering) return 0;
+    const now = this.options.now();
+    let least = Infinity;
+    for (const node of this.options.nodes()) {
+      const sent = this.sentAt.get(node);
+      least = Math.min(least, this.unreached.has(node) || sent === undefined ? 0 : now - sent);
+    }
+    return least === Infinity ? 0 : least;
+  }
+
   /** Some node answers: none probed yet, or one whose PING is neither overdue nor unanswered. */
   get answering(): boolean {
     const nodes = this.options.nodes();

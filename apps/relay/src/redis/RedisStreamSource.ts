@@ -141,6 +141,10 @@ export class RedisStreamSource implements StreamSource {
     return this.command.status === 'ready' && this.live.ready && this.pings.answering;
   }
 
+  get unansweredForMs(): number {
+    return this.healthy ? 0 : this.pings.silentForMs;
+  }
+
   async inspect(stream: StreamName, probe?: StreamId): Promise<SourceResult<{ info: StreamInfo | null; probeExists: boolean }>> {
     const snapshot = this.incarnations.snapshot(stream);
     const replies = await this.transaction((tx) => {
