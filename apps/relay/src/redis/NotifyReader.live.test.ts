@@ -70,6 +70,22 @@ describe('NotifyReader live messages', () => {
     await r.close();
   });
 
+  it('delivers nothing on a message no write came before: it reads the stream instead', async () => {
+    const { r, redis, clock, got, suspects, readsBefore } = await watched(['a']);
+    redis.scriptWrite('a', '1-0');
+    await clock.advance(10);
+    redis.publishOnly('a', '9-0', '1-0');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['1-0']);
+    expect(r.cursor('a')).toBe('1-0');
+    expect(redis.readsSent.slice(readsBefore)).toEqual([[['a', '1-0']]]);
+    expect(suspects).toEqual([]);
+    redis.scriptWrite('a', '2-0');
+    await clock.advance(10);
+    expect(got.get('a')).toEqual(['1-0', '2-0']);
+    await r.close();
+  });
+
   it('reads a key whose message does not parse, and says so', async () => {
     const { r, redis, clock, got, errors } = await watched(['a']);
     redis.xadd('a', '1-0');

@@ -238,7 +238,7 @@ export class NotifyReader implements LiveReader {
   private live(key: StreamName, message: LiveMessage | null): void {
     const cursor = this.cursors.get(key);
     if (cursor === undefined) return;
-    this.awaiting.answered(key);
+    const paired = this.awaiting.answered(key);
     if (this.isVanished(key)) {
       this.options.onSuspect(key);
       return;
@@ -246,6 +246,13 @@ export class NotifyReader implements LiveReader {
     if (message === null) {
       this.options.onError(new LiveMessageError(`live message on ${key} does not parse: read from the stream instead`));
       this.markDirty(key, true);
+      return;
+    }
+    if (!paired) {
+      // No `xadd` came before it: nothing says its entry exists (a PUBLISH with no write, or one
+      // whose event a read covers already). Delivered as it stands, a forged id would become the
+      // cursor, then look like a lost entry and reset the stream. The stream says what is there.
+      this.markDirty(key, false);
       return;
     }
     if (message.prev === cursor) {

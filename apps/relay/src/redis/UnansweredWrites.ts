@@ -30,12 +30,17 @@ export class UnansweredWrites {
     this.cancel ??= this.clock.after(0, () => this.endOfTurn());
   }
 
-  /** A live message of the key arrived (parsed or not): it answers one of its events. */
-  answered(key: StreamName): void {
+  /**
+   * A live message of the key arrived (parsed or not): it answers one of its events. False when
+   * no event was waiting for it: no write preceded it on the connection (or a read already
+   * covers it), so it vouches for nothing.
+   */
+  answered(key: StreamName): boolean {
     const waiting = this.counts.get(key) ?? 0;
     if (waiting > 1) this.counts.set(key, waiting - 1);
     else this.counts.delete(key);
     if (this.counts.size === 0) this.stop();
+    return waiting > 0;
   }
 
   /** The key is no longer watched. */

@@ -67,6 +67,13 @@ export class FakeNotifyRedis implements NotifyRedis {
   }
 
   /** A message on the key's live channel that does not parse. */
+  /** A message on the key's live channel with no write behind it (a producer's bug, or a forgery). */
+  publishOnly(stream: StreamName, id: StreamId, prev: StreamId): void {
+    if (!this.channels.has(stream)) return;
+    const message: LiveMessage = { prev, entry: { id, fields: ['data', '{"forged":true}'] } };
+    for (const listener of this.liveListeners) listener(stream, message);
+  }
+
   garbledLive(stream: StreamName): void {
     if (!this.channels.has(stream)) return;
     for (const listener of this.liveListeners) listener(stream, null);
