@@ -53,6 +53,10 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       writer,
       leaseTtlMs: config.INGEST_LEASE_TTL_MS,
       metrics: venueMetrics,
+      streamCounts: {
+        written: (stream: string, count: number) => metrics.evm.written(stream, count),
+        duplicates: (stream: string, count: number) => metrics.evm.dedupeHits(stream, 'redis', count),
+      },
       log,
     };
     const { adapter, keys } = createVenueAdapter(name, venue, wiring);

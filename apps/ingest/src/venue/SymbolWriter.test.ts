@@ -202,3 +202,25 @@ describe('SymbolWriter', () => {
     expect(second.ends).toEqual([]);
   });
 });
+
+describe('SymbolWriter after a venue restart', () => {
+  it('writes the new numbering under new ids, records it in the state, and reports it', async () => {
+    const ctx = new FakeContext();
+    const restarts: unknown[] = [];
+    const counts: string[] = [];
+    const writer = new SymbolWriter(ctx, 100, () => undefined, {
+      sequenceRestart: (stream, restart) => restarts.push({ stream, ...restart }),
+      written: (stream, n) => counts.push(`${stream} written ${n}`),
+    });
+    writer.push(quote(7));
+    ctx.ok(0);
+    await settle();
+    writer.push({ ...quote(1), ts: 5_000 });
+    expect(ctx.ids(1)).toEqual(['quote:1@1']);
+    expect(ctx.writes[1]?.batch.stateSet).toEqual({ 'seq:quote': '1 1 5000 5000' });
+    expect(restarts).toEqual([{ stream: 'venue:sim:AAA', kind: 'quote', fromSeq: 7, toSeq: 1, epoch: 1 }]);
+    ctx.ok(1);
+    await settle();
+    expect(counts).toEqual(['venue:sim:AAA written 1', 'venue:sim:AAA written 1']);
+  });
+});

@@ -74,7 +74,17 @@ export class VenueAdapter implements UpstreamAdapter {
     let finished = false;
     const run: SymbolRun = {
       symbol,
-      writer: new SymbolWriter(ctx, this.options.maxBuffer, (end) => run.finish(end), this.options.events),
+      writer: new SymbolWriter(ctx, this.options.maxBuffer, (end) => run.finish(end), {
+        ...this.options.events,
+        sequenceRestart: (stream, restart) => {
+          this.options.events?.sequenceRestart?.(stream, restart);
+          this.options.log.warn(
+            { venue: this.options.venue, symbol, ...restart },
+            'venue sequence restarted: later prints get new dedupe ids (they were dropped as duplicates otherwise)',
+          );
+          this.writeNotice({ type: 'sequence_restart', symbol, ...restart });
+        },
+      }),
       get finished() {
         return finished;
       },

@@ -2,6 +2,7 @@ import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { VenueFeed } from './VenueFeed.js';
 import type { VenueFeedEvents } from './VenueFeedOptions.js';
+import type { SymbolWriterEvents } from './SymbolWriter.js';
 import type { VenueKind } from './venueSchemas.js';
 
 const KINDS: VenueKind[] = ['snapshot', 'quote', 'tick'];
@@ -14,6 +15,7 @@ export class VenueMetrics {
   private readonly payloads: Counter;
   private readonly garbage: Counter;
   private readonly dropped: Counter;
+  private readonly restarts: Counter;
   private readonly noticeFailures: Counter;
   private readonly notices: Counter;
   private readonly feeds = new Map<string, () => VenueFeed | undefined>();
@@ -54,6 +56,12 @@ export class VenueMetrics {
       name: 'ingest_venue_dropped_total',
       help: 'Payloads dropped oldest-first while Redis refused writes',
       labelNames: ['venue'],
+      registers,
+    });
+    this.restarts = new Counter({
+      name: 'ingest_venue_sequence_restarts_total',
+      help: 'A symbol kind whose venue sequence started again from a lower number (a venue restart)',
+      labelNames: ['venue', 'kind'],
       registers,
     });
     this.noticeFailures = new Counter({
@@ -111,9 +119,10 @@ export class VenueMetrics {
     };
   }
 
-  writerEvents(venue: string) {
+  writerEvents(venue: string): SymbolWriterEvents & { noticeWriteFailed(): void } {
     return {
       dropped: (count: number) => this.dropped.inc({ venue }, count),
+      sequenceRestart: (_stream, restart) => this.restarts.inc({ venue, kind: restart.kind }),
       noticeWriteFailed: () => this.noticeFailures.inc({ venue }),
     };
   }

@@ -14,4 +14,6 @@ export type VenueNotice =
   | { type: 'reassert_recovered'; shard: number; failures: number }
   | { type: 'shard_crashed'; shard: number; reason: string }
   /** The venue refused a session's CONNECT in a way retrying cannot fix (a bad app key). */
-  | { type: 'session_refused'; shard: number; reason: string };
+  | { type: 'session_refused'; shard: number; reason: string }
+  /** The venue numbers a symbol's kind from a lower `seq` again, later in time (a venue restart). */
+  | { type: 'sequence_restart'; symbol: string; kind: VenueKind; fromSeq: number; toSeq: number; epoch: number };

@@ -1,5 +1,6 @@
 import type { CoreLog, LeaseStore, StreamWriter } from '@streamgate/ingest-core';
 import { RateLimiter } from './RateLimiter.js';
+import type { SymbolWriterEvents } from './SymbolWriter.js';
 import { VenueAdapter } from './VenueAdapter.js';
 import type { VenueConfig } from './venueConfig.js';
 import { venueStreams } from './venueConfig.js';
@@ -13,6 +14,8 @@ export interface VenueWiring {
   readonly writer: StreamWriter;
   readonly leaseTtlMs: number;
   readonly metrics: VenueMetrics;
+  /** The ingest-wide per-stream counts (ingest_events_written_total, ingest_dedupe_hits_total). */
+  readonly streamCounts?: Pick<SymbolWriterEvents, 'written' | 'duplicates'>;
   readonly log: CoreLog;
 }
 
@@ -32,7 +35,7 @@ export function createVenueAdapter(name: string, config: VenueConfig, wiring: Ve
     leaseTtlMs: wiring.leaseTtlMs,
     maxBuffer: config.maxBufferPerSymbol,
     log: wiring.log,
-    events: wiring.metrics.writerEvents(name),
+    events: { ...wiring.metrics.writerEvents(name), ...wiring.streamCounts },
     createFeed: ({ onPayload, onNotice }) =>
       new VenueFeed({
         venue: name,

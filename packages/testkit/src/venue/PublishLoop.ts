@@ -61,6 +61,11 @@ export class PublishLoop {
     this.timer ??= setInterval(() => this.round(), this.options.intervalMs);
   }
 
+  /** The venue restarted its numbering: every (symbol, kind) continues from seq 1, its `ts` still the time. */
+  restartSequences(): void {
+    this.seq.clear();
+  }
+
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;

@@ -8,7 +8,8 @@ export type VenueSimFault =
   | { fault: 'setResponseDelay'; ms: number; op?: 'subscribe' | 'unsubscribe' }
   | { fault: 'setConnackDelay'; ms: number }
   | { fault: 'failNextCalls'; count: number; status?: number }
-  | { fault: 'setRateLimit'; rateLimit: VenueRateLimit | null };
+  | { fault: 'setRateLimit'; rateLimit: VenueRateLimit | null }
+  | { fault: 'restartSequences' };
 
 export type ParsedFault = { ok: true; fault: VenueSimFault } | { ok: false; field: string; message: string };
 
@@ -29,6 +30,8 @@ export function parseFault(body: unknown): ParsedFault {
   if (!isRecord(body)) return refuse('body', 'body must be a JSON object');
   const { fault } = body;
   switch (fault) {
+    case 'restartSequences':
+      return { ok: true, fault: { fault } };
     case 'dropSession':
     case 'crashSocket':
     case 'silence': {

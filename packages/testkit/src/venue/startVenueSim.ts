@@ -66,6 +66,8 @@ export interface VenueSim extends AsyncDisposable {
   failNextCalls(count: number, status?: number): void;
   /** Replaces the per-key limit (every key starts with a full bucket); null switches it off. */
   setRateLimit(limit: VenueRateLimit | null): void;
+  /** Every (symbol, kind) numbers from seq 1 again, as a venue that restarted does. */
+  restartSequences(): void;
   /** Stops publishing and closes both listeners and every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -140,6 +142,9 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
       case 'setRateLimit':
         state.setRateLimit(fault.rateLimit);
         return {};
+      case 'restartSequences':
+        loop.restartSequences();
+        return {};
     }
   };
 
@@ -194,6 +199,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
     setConnackDelay: (ms) => state.setConnackDelay(ms),
     failNextCalls: (count, status) => state.failNextCalls(count, status),
     setRateLimit: (limit) => state.setRateLimit(limit),
+    restartSequences: () => loop.restartSequences(),
     close,
     [Symbol.asyncDispose]: close,
   };
