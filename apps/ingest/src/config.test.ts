@@ -45,6 +45,17 @@ describe('parseIngestConfig', () => {
     expect(parsed.INGEST_DEMAND_PREFIXES).toEqual([]);
   });
 
+  it('refuses a topology field it does not know, naming it, rather than running on the default', () => {
+    expect(refusal(withVenue({ maxSymbolPerSession: 10 }))).toMatch(/venues\.sim.*maxSymbolPerSession/);
+    const chain = { ...topology.chains.eth, blockTime: 2_000 };
+    expect(refusal({ INGEST_TOPOLOGY: JSON.stringify({ ...topology, chains: { eth: chain } }) })).toMatch(/chains\.eth.*blockTime/);
+    expect(refusal({ INGEST_TOPOLOGY: JSON.stringify({ ...topology, stream: [] }) })).toMatch(/"stream"/);
+  });
+
+  it('says which schemes a URL may have', () => {
+    expect(refusal(withVenue({ mqttUrl: 'ws://127.0.0.1:1883' }))).toMatch(/mqttUrl: must be an mqtt:\/\/ or mqtts:\/\/ URL/);
+  });
+
   it('takes a venue-only topology, filling the venue defaults', () => {
     const parsed = config(withVenue({}));
     expect(parsed.topology.streams).toEqual([]);

@@ -13,19 +13,19 @@ import { venueSchema, venueStreams } from './venue/venueConfig.js';
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-prefixed hex');
 
 export const providerSchema = z
-  .object({
+  .strictObject({
     id: z
       .string()
       .min(1)
       .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only'),
-    wsUrl: z.url({ protocol: /^wss?$/ }).optional(),
-    httpUrl: z.url({ protocol: /^https?$/ }).optional(),
+    wsUrl: z.url({ protocol: /^wss?$/, error: 'must be a ws:// or wss:// URL' }).optional(),
+    httpUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     /** Lower is preferred for the WebSocket subscription. */
     priority: z.number().int().min(0).default(0),
   })
   .refine((p) => p.wsUrl !== undefined || p.httpUrl !== undefined, 'a provider needs wsUrl, httpUrl or both');
 
-export const chainSchema = z.object({
+export const chainSchema = z.strictObject({
   providers: z.array(providerSchema).min(1),
   /** Expected block interval; stall detection is measured in multiples of it. */
   blockTimeMs: z.number().int().min(50).max(600_000).default(12_000),
@@ -51,18 +51,18 @@ export const chainSchema = z.object({
   maxEventBuffer: z.number().int().min(1).max(100_000).default(100),
 });
 
-export const streamSpecSchema = z.object({
+export const streamSpecSchema = z.strictObject({
   stream: streamNameSchema,
   chain: z.string().min(1),
   kind: z.enum(['newHeads', 'logs']),
   filter: z
-    .object({ address: z.union([hex, z.array(hex)]).optional(), topics: z.array(z.union([hex, z.array(hex), z.null()])).optional() })
+    .strictObject({ address: z.union([hex, z.array(hex)]).optional(), topics: z.array(z.union([hex, z.array(hex), z.null()])).optional() })
     .optional(),
   continuity: z.enum(['best_effort', 'strict']).default('best_effort'),
 });
 
 export const ingestTopologySchema = z
-  .object({
+  .strictObject({
     chains: z.record(z.string().min(1), chainSchema).default({}),
     streams: z.array(streamSpecSchema).default([]),
     venues: z.record(z.string(), venueSchema).default({}),

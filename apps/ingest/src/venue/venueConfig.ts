@@ -8,9 +8,9 @@ import { venueKindSchema, venueSymbolSchema } from './venueSchemas.js';
  * states, the feed measures the real ceiling at run time instead of trusting the number.
  */
 export const venueSchema = z
-  .object({
-    mqttUrl: z.url({ protocol: /^mqtts?$/ }),
-    httpUrl: z.url({ protocol: /^https?$/ }),
+  .strictObject({
+    mqttUrl: z.url({ protocol: /^mqtts?$/, error: 'must be an mqtt:// or mqtts:// URL' }),
+    httpUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
     /** The app key both transports authenticate with; keep the topology in a Secret. */
     appKey: z.string().min(1),
     /** The symbols this worker may serve; each is the stream `<streamPrefix><SYMBOL>`, run while demanded. */
@@ -34,7 +34,7 @@ export const venueSchema = z
     coverageStaleMs: z.number().int().min(100).max(3_600_000).default(30_000),
     connectTimeoutMs: z.number().int().min(100).max(120_000).default(10_000),
     rateLimit: z
-      .object({ perSecond: z.number().positive().max(10_000), burst: z.number().int().min(1).max(10_000) })
+      .strictObject({ perSecond: z.number().positive().max(10_000), burst: z.number().int().min(1).max(10_000) })
       .default({ perSecond: 10, burst: 10 }),
     maxBufferPerSymbol: z.number().int().min(1).max(1_000_000).default(10_000),
   })
