@@ -125,6 +125,29 @@ describe('IngestWorker', () => {
     expect(a?.ownedKeys).toEqual([]);
   });
 
+  it('says it is shutting down, not that demand ended, when it releases on close', async () => {
+    const lines: string[] = [];
+    const log = { info: (_: object, msg: string) => lines.push(msg), warn: () => undefined, error: () => undefined };
+    const writer = new MemoryStreamWriter();
+    const demand = new MemoryDemandSource();
+    const worker = new IngestWorker({
+      workerId: 'w',
+      adapters: new Map([['k', new CountingAdapter()]]),
+      demand,
+      leases: new MemoryLeaseStore(writer, () => 0),
+      writer,
+      leaseTtlMs: 3_000,
+      tickMs: 1_000,
+      graceMs: 5_000,
+      log,
+      now: () => 0,
+    });
+    demand.keys.add('k');
+    await worker.tick();
+    await worker.close();
+    expect(lines).toEqual(['lease acquired', 'shutting down; lease released']);
+  });
+
   it('writes an entry once even when it is offered twice', async () => {
     const f = fleet(1);
     f.demand.keys.add('k');

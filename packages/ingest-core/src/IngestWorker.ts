@@ -188,11 +188,12 @@ export class IngestWorker {
     }
   }
 
-  private async giveUp(key: string, owned: Owned, change: 'released' | 'renew_lost'): Promise<void> {
+  private async giveUp(key: string, owned: Owned, change: 'released' | 'renew_lost', shuttingDown = false): Promise<void> {
     this.owned.delete(key);
     owned.abort.abort();
     await owned.run.stop();
-    this.options.log.info({ key, change }, change === 'released' ? 'demand ended; lease released' : 'lease lost');
+    const said = change === 'renew_lost' ? 'lease lost' : shuttingDown ? 'shutting down; lease released' : 'demand ended; lease released';
+    this.options.log.info({ key, change }, said);
     this.options.events?.leaseChanged?.(key, change);
     if (change === 'released') await this.options.leases.release(owned.lease, this.options.workerId);
   }
@@ -203,7 +204,7 @@ export class IngestWorker {
     await this.ticking;
     for (const [key, owned] of [...this.owned]) {
       try {
-        await this.giveUp(key, owned, 'released');
+        await this.giveUp(key, owned, 'released', true);
       } catch (error) {
         this.options.log.warn({ key, err: errorMessage(error) }, 'release on close failed');
       }
