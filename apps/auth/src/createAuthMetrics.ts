@@ -68,7 +68,7 @@ export function createAuthMetrics({ defaultMetrics = false }: { defaultMetrics?:
   });
   const opsSnapshotFailures = new Counter({
     name: 'streamgate_auth_ops_snapshot_failures_total',
-    help: 'Operations snapshots not written, by cause (sink_failed: Redis; too_large, invalid_snapshot: a bug)',
+    help: 'Operations snapshots not written, by cause (sink_failed: Redis; collect_failed: collecting it threw; too_large, invalid_snapshot: a bug)',
     labelNames: ['code'] as const,
     registers: [registry],
   });

@@ -179,7 +179,7 @@ export class RelayMetrics {
   });
   readonly opsPublishFailures = new Counter({
     name: 'streamgate_relay_ops_snapshot_failures_total',
-    help: 'Operations snapshots not written, by cause (sink_failed: Redis; too_large, invalid_snapshot: a bug)',
+    help: 'Operations snapshots not written, by cause (sink_failed: Redis; collect_failed: collecting it threw; too_large, invalid_snapshot: a bug)',
     labelNames: ['code'] as const,
     registers: [this.registry],
   });

@@ -15,21 +15,27 @@ const ISSUER = 'https://auth.test';
 const AUDIENCE = 'streamgate-relay';
 const CREDENTIAL = 'correct horse battery staple';
 
-type Started = { server: AuthServer; base: string; refused: string[] };
+type Started = { server: AuthServer; base: string; refused: string[]; counted: string[] };
 
 async function serve(options: Pick<OpsRouterOptions, 'ops' | 'operatorCredentialSha256'>): Promise<Started> {
   const loaded = await SigningKeySet.fromJwks([await generateSigningKey('ES256', 'k-ops')]);
   if (!loaded.ok) throw new Error(loaded.error.message);
   const issuer = createTokenIssuer({ keys: loaded.keys, issuer: ISSUER, audience: AUDIENCE, redis: 'redis://127.0.0.1:6390' });
   const refused: string[] = [];
-  const router = createOpsRouter({ issuer, ...options, onRefused: (code) => refused.push(code) });
+  const counted: string[] = [];
+  const observer = {
+    requested: ({ path }: { path: string }) => counted.push(`requested ${path}`),
+    issued: ({ path }: { path: string }) => counted.push(`issued ${path}`),
+    denied: ({ path }: { path: string }) => counted.push(`denied ${path}`),
+  };
+  const router = createOpsRouter({ issuer, ...options, observer, onRefused: (code) => refused.push(code) });
   const server = await createAuthServer({
     trpc: { router, createContext: createOpsContext },
     keys: loaded.keys,
     host: '127.0.0.1',
     port: 0,
   });
-  return { server, base: `http://127.0.0.1:${server.port}`, refused };
+  return { server, base: `http://127.0.0.1:${server.port}`, refused, counted };
 }
 
 function clientFor(base: string, authorization?: string) {
@@ -87,10 +93,13 @@ describe('ops.token', () => {
     ['the hash instead of the credential', `Bearer ${sha256Hex(CREDENTIAL)}`, 'credential_wrong'],
   ])('refuses %s with UNAUTHORIZED', async (_, authorization, reason) => {
     const before = on.refused.length;
+    const countedBefore = on.counted.length;
     const refused = await codeOf(clientFor(on.base, authorization).ops.token.query());
     expect(refused.code).toBe('UNAUTHORIZED');
     expect(refused.message).not.toContain(CREDENTIAL);
     expect(on.refused.slice(before)).toEqual([reason]);
+    // Counted as a request and a denial, as a refused demo.token is.
+    expect(on.counted.slice(countedBefore)).toEqual(['requested ops.token', 'denied ops.token']);
   });
 
   it.each([
@@ -105,6 +114,7 @@ describe('ops.token', () => {
       const refused = await codeOf(clientFor(off.base, `Bearer ${CREDENTIAL}`).ops.token.query());
       expect(refused.code).toBe('PRECONDITION_FAILED');
       expect(refused.message).toContain(variable);
+      expect(off.counted).toEqual(['requested ops.token', 'denied ops.token']);
     } finally {
       await off.server.close();
     }

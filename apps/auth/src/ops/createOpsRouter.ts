@@ -45,17 +45,22 @@ export function createOpsRouter({
   onRefused,
 }: OpsRouterOptions) {
   const t = initTRPC.context<OpsContext>().create({ isDev: exposeStackTraces });
-  const operatorOnly = t.procedure.use(({ ctx, next }) => {
+  // A refused call is a request and a denial in the token metrics, as a refused demo.token is:
+  // the procedure's own observer runs only for calls this middleware lets through.
+  const refuse = (path: string, code: 'PRECONDITION_FAILED' | 'UNAUTHORIZED', message: string): never => {
+    observer?.requested?.({ path });
+    observer?.denied?.({ path, reason: message });
+    throw new TRPCError({ code, message });
+  };
+  const operatorOnly = t.procedure.use(({ ctx, next, path }) => {
     if (operatorCredentialSha256 === null || ops === null) {
-      throw new TRPCError({
-        code: 'PRECONDITION_FAILED',
-        message: `ops.token is off on this auth service: set ${operatorCredentialSha256 === null ? 'AUTH_OPERATOR_CREDENTIAL_SHA256' : 'AUTH_OPS_REDIS_URL'}`,
-      });
+      const missing = operatorCredentialSha256 === null ? 'AUTH_OPERATOR_CREDENTIAL_SHA256' : 'AUTH_OPS_REDIS_URL';
+      return refuse(path, 'PRECONDITION_FAILED', `ops.token is off on this auth service: set ${missing}`);
     }
     const refusal = checkOperatorCredential(ctx.authorization, operatorCredentialSha256);
     if (refusal !== null) {
       onRefused?.(refusal.code);
-      throw new TRPCError({ code: 'UNAUTHORIZED', message: refusal.message });
+      return refuse(path, 'UNAUTHORIZED', refusal.message);
     }
     return next();
   });
