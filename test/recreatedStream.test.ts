@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '@streamgate/testkit';
 import { demoStreamOn } from './support/demoStreamOn.js';
 import { metricValue, useFleet } from './support/startFleet.js';
 import { openFrameLog } from './support/frameLog.js';
@@ -65,6 +66,37 @@ describe('a stream deleted and recreated under a live subscription', () => {
     } finally {
       live.close();
       resuming.close();
+    }
+  });
+  it('tells a subscriber that began before the key existed, when a look found it deleted before any look saw it', async () => {
+    const { relay, key, redis, token } = demoStreamOn(getFleet(), 'recreated-unborn');
+    const live = await openFrameLog(relay.url);
+    const checks = async () => metricValue(await relay.metrics(), 'streamgate_relay_redis_reads_total', 'kind="check"');
+    try {
+      // Subscribed while the key is missing: no look has seen it exist when it is deleted.
+      live.send({ op: 'subscribe', sid: 'unborn', token: await token('alice') });
+      await live.until((fs) => fs.some((f) => f.op === 'live' && f.sid === 'unborn'), 'subscriber never went live');
+      const old: string[] = [];
+      for (let i = 0; i < 3; i++) old.push(String(await redis.xadd(key, '*', 'data', JSON.stringify({ old: i }))));
+      await live.until((fs) => eventIds(fs).length === 3, 'subscriber never got the first incarnation');
+      await redis.del(key);
+      // Two periodic checks counted after the DEL: the first was sent after it, and is answered.
+      const before = await checks();
+      await waitFor(async () => (await checks()) >= before + 2, { timeoutMs: 30_000, message: 'no periodic check after the DEL' });
+      // Written again with `*` ids: above the old ones, so no read from the position shows it.
+      const fresh: string[] = [];
+      for (let i = 0; i < 3; i++) fresh.push(String(await redis.xadd(key, '*', 'data', JSON.stringify({ fresh: i }))));
+      await live.until((fs) => fs.some((f) => f.op === 'stream_reset' && f.stream === key), 'no stream_reset for the recreated key');
+      await live.until(
+        (fs) => eventIds(fs.slice(fs.findIndex((f) => f.op === 'stream_reset'))).length >= 3,
+        'no new entries after the reset',
+      );
+      const frames = about(live, key, 'unborn');
+      const reset = frames.findIndex((f) => f.op === 'stream_reset');
+      expect(eventIds(frames.slice(0, reset))).toEqual(old);
+      expect(eventIds(frames.slice(reset))).toEqual(fresh);
+    } finally {
+      live.close();
     }
   });
 });

@@ -27,6 +27,8 @@ export interface CursorLook {
   readonly firstEntryId: StreamId | null;
   /** Null before Redis 7, which does not report it: an XDEL cannot be ruled out. */
   readonly maxDeletedEntryId: StreamId | null;
+  /** Entries stored now: with entries-added, whether any was ever removed from this incarnation. */
+  readonly length: number;
 }
 
 /**

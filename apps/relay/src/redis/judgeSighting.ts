@@ -24,7 +24,10 @@ export interface KeyState {
 /** Takes a sighting into the key's state; the cause when it shows a new incarnation. */
 export function judgeSighting(state: KeyState, snapshot: CheckSnapshot, sighting: KeySighting): StreamResetCause | null {
   if (!sighting.exists) {
-    if (state.existed) state.vanished = true;
+    // The reader read from it (a position above the start) even if no look saw it present yet:
+    // a key missing when the reader began, then written, deleted and written again before the
+    // first look, is the same case as one that existed all along.
+    if (state.existed || compareStreamIds(snapshot.cursor, STREAM_START) > 0) state.vanished = true;
     return null;
   }
   // In one incarnation the last id never falls below an id read from it, and entries-added
@@ -36,7 +39,12 @@ export function judgeSighting(state: KeyState, snapshot: CheckSnapshot, sighting
   // A key seen missing was recreated. Ids or entries-added that fell, while a witness says the
   // server may have changed, are a promoted replica without the last entries (until new writes
   // overtake them); otherwise a recreation, which also explains a missing read entry.
-  const cause = resetCause(state.vanished, fell, state.witness !== null, lostAt(snapshot.probe, sighting));
+  const cause = resetCause(
+    state.vanished,
+    fell || neverHeld(snapshot.cursor, sighting),
+    state.witness !== null,
+    lostAt(snapshot.probe, sighting),
+  );
   // A look at the witness's entry settles it, either way; a sighting without one (a resume's inspect) does not.
   if (sighting.cursorStored !== undefined && state.witness === snapshot.probe) state.witness = null;
   state.existed = true;
@@ -49,6 +57,20 @@ function resetCause(vanished: boolean, fell: boolean, witnessed: boolean, lost: 
   if (vanished) return 'recreated';
   if (fell) return witnessed ? 'lost_in_failover' : 'recreated';
   return lost ? 'lost_in_failover' : null;
+}
+
+/**
+ * The stream never held the entry at the reader's position: nothing was ever removed from it
+ * (entries-added equals its length) and every entry it stores is above the position. In one
+ * incarnation the entry read would be stored, or removed and counted in entries-added. So it is
+ * another incarnation, whose ids happen to lie above the old ones (ids are times): a key deleted
+ * and written again before any look saw the old one, which neither last-generated-id nor a
+ * baseline of entries-added can show.
+ */
+function neverHeld(cursor: StreamId, sighting: Partial<CursorLook> & { readonly entriesAdded: number | null }): boolean {
+  const { length, firstEntryId } = sighting;
+  if (compareStreamIds(cursor, STREAM_START) <= 0 || length === undefined || sighting.entriesAdded !== length) return false;
+  return length === 0 || (firstEntryId !== null && firstEntryId !== undefined && compareStreamIds(firstEntryId, cursor) > 0);
 }
 
 /**

@@ -125,7 +125,7 @@ export function parseXinfo(reply: unknown): StreamInfo {
 /**
  * The incarnation probe script's reply (redisIncarnationProbe): per key 0 (missing), -1 (another
  * type: null, not judged), or `[cursorStored, last-generated-id, entries-added, first entry id,
- * max-deleted-entry-id]` with nil for what the server did not say.
+ * max-deleted-entry-id, length]` with nil for what the server did not say.
  */
 export function parseIncarnationSightings(reply: unknown, keys: number): Array<KeySighting | null> {
   const raw = asArray(reply, 'incarnation probe');
@@ -133,10 +133,11 @@ export function parseIncarnationSightings(reply: unknown, keys: number): Array<K
   return raw.map((item): KeySighting | null => {
     if (item === 0) return { exists: false };
     if (item === -1) return null;
-    const [stored, last, added, first, maxDeleted] = asArray(item, 'incarnation probe key');
+    const [stored, last, added, first, maxDeleted, length] = asArray(item, 'incarnation probe key');
     return {
       exists: true,
       cursorStored: parseInteger(stored, 'cursor stored') > 0,
+      length: parseInteger(length, 'length'),
       lastGeneratedId: asId(last, 'last-generated-id'),
       entriesAdded: added === null ? null : parseInteger(added, 'entries-added'),
       firstEntryId: first === null ? null : asId(first, 'first-entry id'),

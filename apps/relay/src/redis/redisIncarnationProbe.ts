@@ -10,7 +10,7 @@ import { redisFailure, toError } from './redisFailure.js';
 /**
  * Per key (KEYS[i], with ARGV[i] the entry the reader read): 0 when missing, -1 when it holds
  * another type (the reader reports that; it is not judged here), else
- * `{ cursorStored (0|1), last-generated-id, entries-added, first entry's id, max-deleted-entry-id }`,
+ * `{ cursorStored (0|1), last-generated-id, entries-added, first entry's id, max-deleted-entry-id, length }`,
  * nil where the server does not say (before Redis 7; an empty stream has no first entry). One
  * script, so the XRANGE and the XINFO see the same state: CursorLook's order holds trivially.
  * Only these few fields come back: the XINFO's entries and the XRANGE's fields stay in Redis.
@@ -26,16 +26,17 @@ for i, key in ipairs(KEYS) do
   else
     local stored = #redis.call('XRANGE', key, ARGV[i], ARGV[i], 'COUNT', 1)
     local info = redis.call('XINFO', 'STREAM', key)
-    local last, added, first, maxdel = false, false, false, false
+    local last, added, first, maxdel, len = false, false, false, false, false
     for j = 1, #info, 2 do
       local name = info[j]
       if name == 'last-generated-id' then last = info[j + 1]
+      elseif name == 'length' then len = info[j + 1]
       elseif name == 'entries-added' then added = info[j + 1]
       elseif name == 'max-deleted-entry-id' then maxdel = info[j + 1]
       elseif name == 'first-entry' and info[j + 1] then first = info[j + 1][1]
       end
     end
-    out[i] = { stored, last, added, first, maxdel }
+    out[i] = { stored, last, added, first, maxdel, len }
   end
 end
 return out
