@@ -33,9 +33,9 @@ const STATE_PREFIX = 'seq:';
  * twice (two sessions, two owners) lands once, and a print of a new numbering never collides with
  * one of the old. The dedupe id is the venue's `<kind>:<seq>`; a venue that restarts numbers from
  * 1 again, and those ids were already used within the dedupe TTL (an hour), so every print after
- * a restart was dropped as a duplicate, silently. A restart is a payload whose `seq` is at or
- * below the last one's while its `ts` is later: within one numbering the sequence grows with time,
- * and a replayed print carries its own, older `ts`. From then on its ids carry the epoch
+ * a restart was dropped as a duplicate, silently. A restart is a payload whose `seq` is below the
+ * last one's while its `ts` is later: within one numbering the sequence grows with time, and a
+ * replayed print carries its own, older `ts` (the same `seq` again is a resend, whatever its `ts`). From then on its ids carry the epoch
  * (`<kind>:<seq>@<epoch>`; epoch 0 keeps the plain form), kept in the stream's state, written
  * with each entry so that an owner taking over continues the same numbering.
  */
@@ -58,7 +58,7 @@ export class SequenceEpochs {
     let restart: SequenceRestart | undefined;
     if (at === undefined) {
       this.positions.set(kind, { epoch, seq, ts, since: ts });
-    } else if (seq <= at.seq && ts > at.ts) {
+    } else if (seq < at.seq && ts > at.ts) {
       epoch = at.epoch + 1;
       restart = { kind, fromSeq: at.seq, toSeq: seq, epoch };
       this.positions.set(kind, { epoch, seq, ts, since: ts });
