@@ -20,7 +20,9 @@ const {
   parseConfig: () => parseIngestConfig(process.env),
   log: (config) => appLogger('ingest', config.LOG_LEVEL),
   create: createIngest,
-  stop: { run: (ingest) => ingest.close() },
+  // Past a lease TTL the other workers have taken the streams over anyway: nothing waiting longer
+  // (a lease release on a Redis that is down) is worth holding a rollout for.
+  stop: { run: (ingest) => ingest.close(), budgetMs: (config) => config.INGEST_LEASE_TTL_MS },
 });
 faults.countWith((kind) => ingest.metrics.fault(kind));
 faults.shutdownWith(() => ingest.close(), FAULT_CLOSE_BUDGET_MS);

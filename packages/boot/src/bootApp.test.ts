@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bootApp } from './bootApp.js';
 import type { BootAppOptions } from './bootApp.js';
 import { configError } from './parseEnv.js';
@@ -93,5 +93,34 @@ describe('bootApp', () => {
     expect(runs).toEqual(['app']);
     expect(again).toEqual(['app SIGINT']);
     expect(h.lines).toEqual([{ by: 'app', level: 'info', fields: { signal: 'SIGTERM' }, message: 'shutting down' }]);
+  });
+  it('gives up a stop that outlives its budget: logged, exit 1', async () => {
+    vi.useFakeTimers();
+    try {
+      const h = harness(valid);
+      const exits: number[] = [];
+      await bootApp({
+        ...h.options,
+        exit: (code: number): never => {
+          exits.push(code);
+          return undefined as never;
+        },
+        create: () => Promise.resolve('app'),
+        stop: { run: () => new Promise<void>(() => undefined), budgetMs: () => 10_000 },
+      });
+      h.target.emit('SIGTERM', 'SIGTERM');
+      vi.advanceTimersByTime(9_999);
+      expect(exits).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(exits).toEqual([1]);
+      expect(h.lines.at(-1)).toEqual({
+        by: 'app',
+        level: 'error',
+        fields: { budgetMs: 10_000 },
+        message: 'shutdown did not finish within its budget: exiting',
+      });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

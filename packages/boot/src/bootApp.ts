@@ -34,9 +34,15 @@ export interface BootAppOptions<Config, App, Log extends AppLog> {
   /**
    * How SIGTERM/SIGINT end the app: the first runs `run` and exits 0 (1 if it failed, logged
    * "shutdown failed"); later ones go to `again`, or change nothing. Without it the app handles
-   * the signals itself.
+   * the signals itself. With `budgetMs`, a stop still running after that long is given up:
+   * logged ("shutdown did not finish") and exit 1, so that a stop waiting on a server that is
+   * gone (a lease release on a Redis that is down) does not hold the process until its SIGKILL.
    */
-  stop?: { run: (app: App) => Promise<void>; again?: (app: App, signal: NodeJS.Signals, log: Log) => void };
+  stop?: {
+    run: (app: App) => Promise<void>;
+    again?: (app: App, signal: NodeJS.Signals, log: Log) => void;
+    budgetMs?: (config: Config) => number;
+  };
   /** Default: process.exit. */
   exit?: (code: number) => never;
   /** Default: the real process. */
@@ -84,6 +90,13 @@ export async function bootApp<Config, App, Log extends AppLog>(
         return;
       }
       log.info({ signal }, 'shutting down');
+      const budgetMs = stop.budgetMs?.(config);
+      if (budgetMs !== undefined) {
+        setTimeout(() => {
+          log.error({ budgetMs }, 'shutdown did not finish within its budget: exiting');
+          exit(1);
+        }, budgetMs).unref();
+      }
       stop.run(app).then(
         () => exit(0),
         (error: unknown) => {
