@@ -59,6 +59,54 @@ describe('RelayClient stream routing', () => {
     expect(subA.duplicatesIgnored).toBe(2);
   });
 
+  it.each([
+    ['the oldest retained entry is one it has', '6-0', []],
+    ['entries after its own position were trimmed too', '8-0', [{ recovery: 'truncated', previousPosition: '6-0', position: '6-0' }]],
+  ])('tells a subscriber ahead of a joiner’s truncated resume only what it lost: %s', async (_, oldest, lostToA) => {
+    const { r, c } = await setup();
+    const a: number[] = [];
+    const b: number[] = [];
+    const aRecoveries: RecoveryInfo[] = [];
+    const bRecoveries: RecoveryInfo[] = [];
+    const getToken = () => Promise.resolve(tokenFor<Tick>(STREAM));
+    const subA = c.subscribe({ getToken, from: '5-0', onEvent: (d) => a.push(d.n), onRecovery: (i) => aRecoveries.push(i) });
+    const first = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid: first.sid, stream: STREAM, recovery: 'recovered', position: '5-0', exp: exp() });
+    r.send(0, { op: 'event', stream: STREAM, id: '6-0', data: { n: 6 } });
+    r.send(0, { op: 'live', sid: first.sid, position: '6-0' });
+    await waitForValue('A live', () => subA.state === 'live');
+
+    // B asks for history older than Redis keeps: the shared resume answers truncated.
+    c.subscribe({ getToken, from: '1-0', onEvent: (d) => b.push(d.n), onRecovery: (i) => bRecoveries.push(i) });
+    const second = await waitForValue('a second subscribe', () => r.frames('subscribe')[1]);
+    r.send(0, { op: 'subscribed', sid: second.sid, stream: STREAM, recovery: 'truncated', position: '1-0', exp: exp() });
+    const oldestN = Number(oldest.split('-')[0]);
+    for (let n = oldestN; n <= 9; n++) r.send(0, { op: 'event', stream: STREAM, id: `${n}-0`, data: { n } });
+    r.send(0, { op: 'live', sid: second.sid, position: '9-0' });
+    await waitForValue('both live', () => subA.state === 'live' && b.at(-1) === 9);
+
+    expect(bRecoveries).toEqual([{ recovery: 'truncated', previousPosition: '1-0', position: '1-0', stream: STREAM }]);
+    expect(aRecoveries).toEqual(lostToA.map((l) => ({ ...l, stream: STREAM })));
+    // Each once: A's 6 is not delivered again.
+    expect(a).toEqual([6, ...Array.from({ length: 10 - Math.max(7, oldestN) }, (_, i) => Math.max(7, oldestN) + i)]);
+  });
+
+  it('gives a joiner without `from` nothing of another one’s catch-up: it starts at live', async () => {
+    const { r, c } = await setup();
+    const fresh: number[] = [];
+    const getToken = () => Promise.resolve(tokenFor<Tick>(STREAM));
+    c.subscribe({ getToken, from: '2-0', onEvent: () => undefined });
+    const subF = c.subscribe({ getToken, onEvent: (d) => fresh.push(d.n) });
+    const { sid } = await waitForValue('subscribe', () => r.frames('subscribe')[0]);
+    r.send(0, { op: 'subscribed', sid, stream: STREAM, recovery: 'recovered', position: '2-0', exp: exp() });
+    for (const n of [3, 4]) r.send(0, { op: 'event', stream: STREAM, id: `${n}-0`, data: { n } });
+    r.send(0, { op: 'live', sid, position: '4-0' });
+    r.send(0, { op: 'event', stream: STREAM, id: '5-0', data: { n: 5 } });
+    await waitForValue('the fresh one saw the next entry', () => fresh.length > 0);
+    expect(fresh).toEqual([5]);
+    expect(subF.position).toBe('5-0');
+  });
+
   it('advances the position on a malformed entry and reports it', async () => {
     const { r, c } = await setup();
     const errors: SubscriptionError[] = [];

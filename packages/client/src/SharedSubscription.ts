@@ -36,6 +36,14 @@ export class SharedSubscription {
   /** Cancels the deadline of the subscribe in flight; set until `subscribed` or `unbind`. */
   #cancelAnswerDeadline: (() => void) | undefined;
   #answered = false;
+  /** The `from` of the subscribe in force: the earliest position when it was sent. */
+  #sentFrom: StreamId | undefined;
+  /**
+   * Subscribers that were ahead of the `from` of a resume answered `truncated`: what the relay
+   * trimmed may lie wholly before their own position. The first entry (or `live`) tells: one at
+   * or below their position means nothing after it was lost to them.
+   */
+  readonly #judging = new Set<Subscriber>();
 
   /** `random` draws each token's renewal moment. */
   constructor(token: RelaySubscription<unknown>, random?: () => number) {
@@ -70,12 +78,15 @@ export class SharedSubscription {
 
   /** False when `sub` was not a subscriber. */
   remove(sub: Subscriber): boolean {
+    this.#judging.delete(sub);
     return this.#subscribers.delete(sub);
   }
 
-  /** A subscribe frame with `sid` went out. */
-  subscribing(sid: string): void {
+  /** A subscribe frame with `sid` went out, resuming after `from` (undefined: fresh). */
+  subscribing(sid: string, from?: StreamId): void {
     this.#sid = sid;
+    this.#sentFrom = from;
+    this.#judging.clear();
     this.#answered = false;
     this.setPhase('subscribing');
   }
@@ -154,21 +165,45 @@ export class SharedSubscription {
     this.#retry.resetAttempts();
     this.token.confirmExpiry(frame.exp);
     this.#phase = frame.recovery === 'fresh' ? 'live' : 'catching-up';
+    const from = this.#sentFrom;
     for (const sub of this.#subscribers) {
       const previousPosition = sub.position;
-      // The relay's word is final: truncated and reset both mean entries were lost to this client.
+      if (previousPosition === undefined) {
+        // A subscriber without a position asked for nothing from the past: it starts where the
+        // relay is now (here for a fresh answer, at `live` after another one's catch-up).
+        if (frame.recovery === 'fresh') sub.setPosition(frame.position);
+        sub.setState(this.subscriberState());
+        continue;
+      }
+      // Ahead of the resume point (another subscriber asked for earlier entries): a trim before
+      // its own position took nothing from it, which the first entry tells.
+      if (frame.recovery === 'truncated' && from !== undefined && compareStreamIds(previousPosition, from) > 0) {
+        this.#judging.add(sub);
+        sub.setState(this.subscriberState());
+        continue;
+      }
+      // Otherwise the relay's word is final: truncated and reset mean entries were lost to it.
       if (frame.recovery === 'truncated' || frame.recovery === 'reset') {
         sub.recover({ recovery: frame.recovery, previousPosition, position: frame.position, stream: this.stream });
         continue;
       }
-      if (previousPosition === undefined) sub.setPosition(frame.position);
       sub.setState(this.subscriberState());
     }
+  }
+
+  /** A subscriber ahead of a truncated resume meets its first entry (or the live position) `id`. */
+  #judge(sub: Subscriber, id: StreamId): void {
+    if (!this.#judging.delete(sub)) return;
+    const position = sub.position;
+    if (position === undefined || compareStreamIds(id, position) <= 0) return;
+    // The oldest retained entry is beyond its position: entries in between may have been trimmed.
+    sub.recover({ recovery: 'truncated', previousPosition: position, position, stream: this.stream });
   }
 
   applyLive(frame: LiveFrame): void {
     this.#phase = 'live';
     for (const sub of this.#subscribers) {
+      this.#judge(sub, frame.position);
       // Everything up to the live position has been sent; a subscriber behind it saw no entries
       // in between (they would have advanced it), so it may move up.
       if (sub.position === undefined || compareStreamIds(sub.position, frame.position) < 0) {
@@ -180,16 +215,26 @@ export class SharedSubscription {
 
   deliver(frame: EventFrame): void {
     const meta = { id: frame.id, stream: frame.stream };
-    for (const sub of this.#subscribers) sub.deliver(frame.data, meta);
+    for (const sub of this.#subscribers) {
+      // Still waiting for `live` to know where the stream is now: the catch-up is another's.
+      if (sub.position === undefined && this.#phase === 'catching-up') continue;
+      this.#judge(sub, frame.id);
+      sub.deliver(frame.data, meta);
+    }
   }
 
   skipMalformed(frame: MalformedFrame): void {
     const meta = { id: frame.id, stream: frame.stream };
-    for (const sub of this.#subscribers) sub.skipMalformed(meta, frame.reason);
+    for (const sub of this.#subscribers) {
+      if (sub.position === undefined && this.#phase === 'catching-up') continue;
+      this.#judge(sub, frame.id);
+      sub.skipMalformed(meta, frame.reason);
+    }
   }
 
   /** The stream was recreated: every subscriber starts over at `frame.position`. */
   applyReset(frame: StreamResetFrame): void {
+    this.#judging.clear();
     for (const sub of this.#subscribers) sub.reset(this.stream, frame.position);
   }
 

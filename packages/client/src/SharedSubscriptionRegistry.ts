@@ -116,7 +116,9 @@ export class SharedSubscriptionRegistry {
     const earliest = shared.resumeFrom();
     shared.add(sub);
     if (sub.from === undefined) {
-      const latest = shared.latestPosition();
+      // Asks for nothing from the past: while live, the relay is at the latest position; before
+      // that (another one's catch-up), it starts at `live` (SharedSubscription).
+      const latest = shared.subscriberState() === 'live' ? shared.latestPosition() : undefined;
       if (latest !== undefined) sub.setPosition(latest);
       sub.setState(shared.subscriberState());
       return;
@@ -151,7 +153,7 @@ export class SharedSubscriptionRegistry {
     if (from !== undefined) frame.from = from;
     if (!this.#conn.send(frame)) return;
     this.#bySid.set(sid, shared);
-    shared.subscribing(sid);
+    shared.subscribing(sid, from);
     this.#awaitSubscribed(shared, sid);
   }
 
