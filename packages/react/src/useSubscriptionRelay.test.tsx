@@ -81,6 +81,22 @@ describe('useSubscriptionRelay', () => {
     );
   });
 
+  it('renders connecting from the first render when enabled, idle only when disabled', async () => {
+    const { wrapper } = await setup();
+    const rendered: string[][] = [[], []];
+    renderHook(
+      () => {
+        const on = useSubscriptionRelay({ query: procedure, input: { id: 'on' }, onSubscriptionData: () => undefined });
+        const off = useSubscriptionRelay({ query: procedure, input: { id: 'off' }, enabled: false, onSubscriptionData: () => undefined });
+        rendered[0]?.push(on.state);
+        rendered[1]?.push(off.state);
+      },
+      { wrapper },
+    );
+    expect(rendered[0]?.[0]).toBe('connecting');
+    expect(new Set(rendered[1])).toEqual(new Set(['idle']));
+  });
+
   it('resubscribes when the input changes and goes idle when disabled', async () => {
     const { r, wrapper } = await setup();
     const { result, rerender } = renderHook(

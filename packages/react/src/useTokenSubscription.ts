@@ -43,7 +43,11 @@ export function useTokenSubscription<TPayload>(
   options: SubscriptionRelayCallbacks<TPayload>,
 ): SubscriptionRelayResult {
   const client = useRelayClient();
-  const [result, setResult] = useState<SubscriptionRelayResult>(IDLE);
+  // The first render already says what the effect is about to do: an enabled hook is connecting,
+  // never `idle`, which means disabled.
+  const [result, setResult] = useState<SubscriptionRelayResult>(() =>
+    (options.enabled ?? true) ? { state: 'connecting', error: undefined, position: options.from } : IDLE,
+  );
   // Callbacks, the fetch (closing over a fresh tRPC proxy on every render) and `from` are read
   // through this ref, so only the input's key, `enabled` and the client decide when to resubscribe.
   const latest = useRef({ fetchToken, options });
