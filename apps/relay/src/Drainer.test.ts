@@ -161,6 +161,27 @@ describe('Drainer', () => {
     ]);
   });
 
+  it('never stamps a notice sent by its own timer as early, though the timer fired a fraction early', () => {
+    let now = 0;
+    const timers: Array<{ fn: () => void; at: number }> = [];
+    const clock: Clock = {
+      now: () => now,
+      after: (ms, fn) => {
+        timers.push({ fn, at: now + ms });
+        return () => undefined;
+      },
+    };
+    // One slot of 1001.2 ms: due mid-slot at 500.6, which rounds to 501.
+    const drainer = new Drainer<Target>({ windowMs: 1_001.2, fastWindowMs: 10, deadlineMs: 4_000, clock, random: sequence([0.5]) });
+    const sent: Array<[number, number]> = [];
+    drainer.track({ drainedAt: null, drain: (sinceDrainMs, dueMs) => void sent.push([sinceDrainMs, dueMs]) });
+    void drainer.start();
+    const [timer] = [...timers].sort((x, y) => x.at - y.at);
+    now = 500.4; // libuv rounds timers to whole milliseconds
+    timer?.fn();
+    expect(sent).toEqual([[501, 501]]);
+  });
+
   it('hurry() before a drain does nothing', () => {
     const clock = new ManualClock();
     const drainer = new Drainer<Target>({ windowMs: 1_000, fastWindowMs: 10, deadlineMs: 2_000, clock });

@@ -207,8 +207,13 @@ export class Drainer<T extends DrainTarget> {
     }
     this.#pending.delete(target);
     const startedAt = this.#startedAt ?? this.#clock.now();
-    const sinceDrainMs = Math.max(0, Math.round(this.#clock.now() - startedAt));
-    target.drain(sinceDrainMs, pending === undefined ? sinceDrainMs : Math.max(0, Math.round(pending.dueAt - startedAt)));
+    const since = Math.max(0, Math.round(this.#clock.now() - startedAt));
+    if (pending === undefined) return target.drain(since, since);
+    const dueMs = Math.max(0, Math.round(pending.dueAt - startedAt));
+    // A timer may fire a fraction of a millisecond before its fractional due time; only a notice
+    // the deadline sent ahead of its turn is early (sinceDrainMs below dueMs, docs/protocol.md §4).
+    const onItsTimer = this.#cancelDeadline !== null;
+    target.drain(onItsTimer ? Math.max(since, dueMs) : since, dueMs);
   }
 
   #settleIfEmpty(): void {
