@@ -5,6 +5,7 @@ import { startTcpProxy, waitFor } from '@streamgate/testkit';
 import { metricValue, useFleet } from './support/startFleet.js';
 import { gapsAndDuplicates, record } from './support/recorder.js';
 import { publishSequence } from './support/publishSequence.js';
+import { rawText } from './support/rawSocket.js';
 
 const PING_INTERVAL_MS = 1_000;
 const GRACE_MS = 1_000;
@@ -135,6 +136,28 @@ describe('unanswered requests across processes', () => {
     } finally {
       rec.close();
       await swallower.close();
+    }
+  });
+  it('a client that answers the relay’s pings with WebSocket ping frames is kept: any frame counts', async () => {
+    const [relay] = getFleet().relays;
+    if (relay === undefined) throw new Error('a relay expected');
+    const socket = new WebSocket(relay.url);
+    let pings = 0;
+    let closed: number | undefined;
+    socket.on('message', (data) => {
+      if (rawText(data).includes('"op":"ping"')) {
+        pings++;
+        socket.ping();
+      }
+    });
+    socket.on('close', (code) => (closed = code));
+    try {
+      // Three relay pings answered only by control frames: an unanswered one closes at the next.
+      await waitFor(() => pings >= 3 || closed !== undefined, { timeoutMs: 10 * PING_INTERVAL_MS, message: 'no relay pings' });
+      expect(closed).toBeUndefined();
+      expect(pings).toBeGreaterThanOrEqual(3);
+    } finally {
+      socket.close();
     }
   });
 });

@@ -85,6 +85,11 @@ export class Session extends SessionSubscriptions<SessionDeps> implements TokenE
     this.conn.close(CloseCode.pingTimeout, 'no frame for a ping interval: reconnect');
   }
 
+  /** A WebSocket ping or pong: the client is there and its frames reach the relay (§8 Liveness). */
+  onControl(): void {
+    this.alive?.heard();
+  }
+
   onBinary(): void {
     this.alive?.heard();
     this.refuseFrame(relayError('frame_binary', 'binary frames are not part of the protocol; send JSON text'));

@@ -146,7 +146,12 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     intervalMs: config.RELAY_PING_INTERVAL_MS,
     onTimeout: () => metrics.pingTimeout(),
   });
-  const refused: SocketHandlers = { onText: () => undefined, onBinary: () => undefined, onClose: () => undefined };
+  const refused: SocketHandlers = {
+    onText: () => undefined,
+    onBinary: () => undefined,
+    onControl: () => undefined,
+    onClose: () => undefined,
+  };
   const drainer = new Drainer<Session>({
     windowMs: config.RELAY_DRAIN_WINDOW_MS,
     fastWindowMs: config.RELAY_DRAIN_FAST_WINDOW_MS,

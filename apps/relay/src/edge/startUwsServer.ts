@@ -1,4 +1,4 @@
-import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpResponse, TemplatedApp, us_listen_socket, WebSocket as UwsWebSocket } from 'uWebSockets.js';
 import type { TopicPublisher } from '../core/Connection.js';
 import { loadUws } from './loadUws.js';
 import { UwsConnection } from './UwsConnection.js';
@@ -8,6 +8,8 @@ import type { SocketData } from './UwsConnection.js';
 export interface SocketHandlers {
   onText(text: string, byteLength: number): void;
   onBinary(): void;
+  /** A WebSocket ping or pong control frame from the client (uWS answers pings itself). */
+  onControl(): void;
   onClose(): void;
 }
 
@@ -69,6 +71,10 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
   const { app, publisher } = options.app ?? createUwsApp();
   const handlers = new Map<UwsConnection, SocketHandlers>();
 
+  const controlFrom = (ws: UwsWebSocket<SocketData>): void => {
+    const conn = ws.getUserData().conn;
+    if (conn !== null) handlers.get(conn)?.onControl();
+  };
   app.ws<SocketData>('/v1/ws', {
     maxPayloadLength: options.hardMaxPayloadBytes,
     maxBackpressure: options.maxBackpressureBytes,
@@ -91,6 +97,8 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
       if (isBinary) h.onBinary();
       else h.onText(Buffer.from(message).toString('utf8'), message.byteLength);
     },
+    ping: (ws) => controlFrom(ws),
+    pong: (ws) => controlFrom(ws),
     close: (ws) => {
       const conn = ws.getUserData().conn;
       if (conn === null) return;
