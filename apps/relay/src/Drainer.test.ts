@@ -36,6 +36,20 @@ function sequence(values: number[]): () => number {
   return () => values[i++ % values.length] ?? 0;
 }
 
+/** Timers that fire only when told, at whatever time the test says: a busy event loop. */
+function firedByHand(): { clock: Clock; timers: Array<{ fn: () => void; at: number }>; setNow: (ms: number) => void } {
+  let now = 0;
+  const timers: Array<{ fn: () => void; at: number }> = [];
+  const clock: Clock = {
+    now: () => now,
+    after: (ms, fn) => {
+      timers.push({ fn, at: now + ms });
+      return () => undefined;
+    },
+  };
+  return { clock, timers, setNow: (ms) => (now = ms) };
+}
+
 describe('Drainer', () => {
   it('sends each connection away in its own slot of the window, slots dealt at random, and reports drained when the last is gone', async () => {
     const clock = new ManualClock();
@@ -126,16 +140,7 @@ describe('Drainer', () => {
   });
 
   it('reports how late its timers sent the notices, leaving out those sent early by the deadline', async () => {
-    // Timers that fire only when told, at whatever time the test says: a busy event loop.
-    let now = 0;
-    const timers: Array<{ fn: () => void; at: number }> = [];
-    const clock: Clock = {
-      now: () => now,
-      after: (ms, fn) => {
-        timers.push({ fn, at: now + ms });
-        return () => undefined;
-      },
-    };
+    const { clock, timers, setNow } = firedByHand();
     // Three slots of 1 s dealt 0, 2, 1 (0.5, 0.5), mid-slot: due at 0.5 s, 1.5 s, 2.5 s; deadline 4 s.
     const drainer = new Drainer<Target>({ windowMs: 3_000, fastWindowMs: 10, deadlineMs: 4_000, clock, random: sequence([0.5]) });
     // Targets that never report their close, so the deadline comes; each keeps the stamps it was sent.
@@ -144,11 +149,11 @@ describe('Drainer', () => {
     const done = drainer.start();
     const [first, second, , deadline] = [...timers].sort((x, y) => x.at - y.at);
     expect([first?.at, second?.at, deadline?.at]).toEqual([500, 1_500, 4_000]);
-    now = 520;
+    setNow(520);
     first?.fn();
-    now = 1_600;
+    setNow(1_600);
     second?.fn();
-    now = 4_100;
+    setNow(4_100);
     deadline?.fn();
     expect(await done).toBe('deadline');
     // 20 ms and 100 ms late; the third was sent by the deadline, before its timer fired: not late.
@@ -162,22 +167,14 @@ describe('Drainer', () => {
   });
 
   it('never stamps a notice sent by its own timer as early, though the timer fired a fraction early', () => {
-    let now = 0;
-    const timers: Array<{ fn: () => void; at: number }> = [];
-    const clock: Clock = {
-      now: () => now,
-      after: (ms, fn) => {
-        timers.push({ fn, at: now + ms });
-        return () => undefined;
-      },
-    };
+    const { clock, timers, setNow } = firedByHand();
     // One slot of 1001.2 ms: due mid-slot at 500.6, which rounds to 501.
     const drainer = new Drainer<Target>({ windowMs: 1_001.2, fastWindowMs: 10, deadlineMs: 4_000, clock, random: sequence([0.5]) });
     const sent: Array<[number, number]> = [];
     drainer.track({ drainedAt: null, drain: (sinceDrainMs, dueMs) => void sent.push([sinceDrainMs, dueMs]) });
     void drainer.start();
     const [timer] = [...timers].sort((x, y) => x.at - y.at);
-    now = 500.4; // libuv rounds timers to whole milliseconds
+    setNow(500.4); // libuv rounds timers to whole milliseconds
     timer?.fn();
     expect(sent).toEqual([[501, 501]]);
   });
