@@ -32,23 +32,31 @@ export function maskCommandSecrets(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/**
+ * How many arguments follow each credential keyword: HELLO … AUTH <user> <password>;
+ * MIGRATE … AUTH <password> | AUTH2 <user> <password>.
+ */
+const CREDENTIALS_AFTER = new Map<string, ReadonlyMap<string, number>>([
+  ['hello', new Map([['auth', 2]])],
+  [
+    'migrate',
+    new Map([
+      ['auth', 1],
+      ['auth2', 2],
+    ]),
+  ],
+]);
+
 function maskedArgs(command: string, args: readonly unknown[]): unknown[] {
-  switch (command.toLowerCase()) {
-    case 'auth':
-      return args.map(() => HIDDEN);
-    case 'hello':
-    case 'migrate': {
-      // HELLO … AUTH <user> <password>; MIGRATE … AUTH <password> | AUTH2 <user> <password>.
-      const masked = [...args];
-      for (let i = 0; i < masked.length; i++) {
-        const word = String(masked[i]).toLowerCase();
-        const count = word === 'auth' ? (command.toLowerCase() === 'hello' ? 2 : 1) : word === 'auth2' ? 2 : 0;
-        for (let j = 1; j <= count && i + j < masked.length; j++) masked[i + j] = HIDDEN;
-        i += count;
-      }
-      return masked;
-    }
-    default:
-      return [...args];
+  const name = command.toLowerCase();
+  if (name === 'auth') return args.map(() => HIDDEN);
+  const after = CREDENTIALS_AFTER.get(name);
+  if (after === undefined) return [...args];
+  const masked = [...args];
+  for (let i = 0; i < masked.length; i++) {
+    const count = after.get(String(masked[i]).toLowerCase()) ?? 0;
+    for (let j = 1; j <= count && i + j < masked.length; j++) masked[i + j] = HIDDEN;
+    i += count;
   }
+  return masked;
 }

@@ -193,7 +193,8 @@ export class SharedSubscription {
 
   /** A subscriber ahead of a truncated resume meets its first entry (or the live position) `id`. */
   #judge(sub: Subscriber, id: StreamId): void {
-    if (!this.#judging.delete(sub)) return;
+    // Nearly always empty: one size check per delivery, not a set lookup per subscriber.
+    if (this.#judging.size === 0 || !this.#judging.delete(sub)) return;
     const position = sub.position;
     if (position === undefined || compareStreamIds(id, position) <= 0) return;
     // The oldest retained entry is beyond its position: entries in between may have been trimmed.
@@ -216,8 +217,7 @@ export class SharedSubscription {
   deliver(frame: EventFrame): void {
     const meta = { id: frame.id, stream: frame.stream };
     for (const sub of this.#subscribers) {
-      // Still waiting for `live` to know where the stream is now: the catch-up is another's.
-      if (sub.position === undefined && this.#phase === 'catching-up') continue;
+      if (this.#waitsForLive(sub)) continue;
       this.#judge(sub, frame.id);
       sub.deliver(frame.data, meta);
     }
@@ -226,10 +226,15 @@ export class SharedSubscription {
   skipMalformed(frame: MalformedFrame): void {
     const meta = { id: frame.id, stream: frame.stream };
     for (const sub of this.#subscribers) {
-      if (sub.position === undefined && this.#phase === 'catching-up') continue;
+      if (this.#waitsForLive(sub)) continue;
       this.#judge(sub, frame.id);
       sub.skipMalformed(meta, frame.reason);
     }
+  }
+
+  /** No position yet during another one's catch-up: it starts at `live`, where the stream is now. */
+  #waitsForLive(sub: Subscriber): boolean {
+    return sub.position === undefined && this.#phase === 'catching-up';
   }
 
   /** The stream was recreated: every subscriber starts over at `frame.position`. */

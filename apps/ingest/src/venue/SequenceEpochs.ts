@@ -35,9 +35,10 @@ const STATE_PREFIX = 'seq:';
  * 1 again, and those ids were already used within the dedupe TTL (an hour), so every print after
  * a restart was dropped as a duplicate, silently. A restart is a payload whose `seq` is below the
  * last one's while its `ts` is later: within one numbering the sequence grows with time, and a
- * replayed print carries its own, older `ts` (the same `seq` again is a resend, whatever its `ts`). From then on its ids carry the epoch
- * (`<kind>:<seq>@<epoch>`; epoch 0 keeps the plain form), kept in the stream's state, written
- * with each entry so that an owner taking over continues the same numbering.
+ * replayed print carries its own, older `ts` (the same `seq` again is a resend, whatever its
+ * `ts`). From then on its ids carry the epoch (`<kind>:<seq>@<epoch>`; epoch 0 keeps the plain
+ * form), kept in the stream's state, written with each entry so that an owner taking over
+ * continues the same numbering.
  */
 export class SequenceEpochs {
   private readonly positions = new Map<VenueKind, KindPosition>();
@@ -54,21 +55,25 @@ export class SequenceEpochs {
   next(payload: VenuePayload): { write: SequencedPayload; restart?: SequenceRestart } {
     const { kind, seq, ts } = payload;
     const at = this.positions.get(kind);
-    let epoch = at?.epoch ?? 0;
+    let position: KindPosition;
+    let epoch: number;
     let restart: SequenceRestart | undefined;
     if (at === undefined) {
-      this.positions.set(kind, { epoch, seq, ts, since: ts });
+      position = { epoch: 0, seq, ts, since: ts };
+      epoch = 0;
     } else if (seq < at.seq && ts > at.ts) {
-      epoch = at.epoch + 1;
+      position = { epoch: at.epoch + 1, seq, ts, since: ts };
+      epoch = position.epoch;
       restart = { kind, fromSeq: at.seq, toSeq: seq, epoch };
-      this.positions.set(kind, { epoch, seq, ts, since: ts });
     } else if (ts < at.since && at.epoch > 0) {
       // A late print of the numbering before the restart (another session still delivering it).
+      position = at;
       epoch = at.epoch - 1;
-    } else if (seq > at.seq) {
-      this.positions.set(kind, { epoch, seq, ts: Math.max(ts, at.ts), since: at.since });
+    } else {
+      position = seq > at.seq ? { ...at, seq, ts: Math.max(ts, at.ts) } : at;
+      epoch = at.epoch;
     }
-    const position = this.positions.get(kind) ?? { epoch, seq, ts, since: ts };
+    this.positions.set(kind, position);
     const write: SequencedPayload = {
       payload,
       dedupeId: epoch === 0 ? `${kind}:${seq}` : `${kind}:${seq}@${epoch}`,
