@@ -46,6 +46,11 @@ export class StreamToken {
   #receivedAt: number;
   /** The token's place in its renewal window, in [0, 1]: drawn once, so resubscribes do not redraw it. */
   #draw: number;
+  /**
+   * It came with `TOKEN_RENEW_MARGIN_MS` or less to live: a backend that mints tokens this short
+   * hands out no longer one, so asking again before using it would only ask twice.
+   */
+  #cameShort: boolean;
   #fetch: Promise<unknown> | undefined;
   /** Set from a `refresh_token` frame until `refreshed`, an error or a disconnect. */
   #refreshInFlight = false;
@@ -60,6 +65,7 @@ export class StreamToken {
     this.#expiresAt = initial.expiresAt;
     this.#receivedAt = Date.now();
     this.#draw = random();
+    this.#cameShort = expiresSoon(initial.expiresAt, this.#receivedAt);
   }
 
   get value(): string {
@@ -99,11 +105,11 @@ export class StreamToken {
 
   /**
    * Whether the token should be renewed before it is used to (re)subscribe: its renewal moment
-   * has come, or it expires within `TOKEN_RENEW_MARGIN_MS` (a token that short-lived would need
-   * renewing at once anyway).
+   * has come, or it came with more than `TOKEN_RENEW_MARGIN_MS` to live and now has less (the
+   * relay would ask for a new one at once). One that came that short is used as it came.
    */
   renewalDue(now: number = Date.now()): boolean {
-    return now >= this.renewAt || expiresSoon(this.#expiresAt, now);
+    return now >= this.renewAt || (!this.#cameShort && expiresSoon(this.#expiresAt, now));
   }
 
   /**
@@ -206,6 +212,7 @@ export class StreamToken {
     this.#expiresAt = token.expiresAt;
     this.#receivedAt = Date.now();
     this.#draw = this.#random();
+    this.#cameShort = expiresSoon(token.expiresAt, this.#receivedAt);
   }
 
   /**
