@@ -1,5 +1,6 @@
 import { backoffDelay, relayError } from '@streamgate/protocol';
 import type { RelayError, ServerFrame } from '@streamgate/protocol';
+import { checkClientOptions, checkSubscribeOptions } from './checkOptions.js';
 import { SharedSubscriptionRegistry } from './SharedSubscriptionRegistry.js';
 import { resolveBackoff } from './backoff.js';
 import type { BackoffOptions, ResolvedBackoff } from './backoff.js';
@@ -60,6 +61,7 @@ export class RelayClient {
   #nextKey = 0;
 
   constructor(options: RelayClientOptions) {
+    checkClientOptions(options);
     if (options.urls.length === 0) throw new TypeError('RelayClient needs at least one URL');
     // Node 20 has no global WebSocket, whatever the DOM typings claim.
     const WebSocketImpl = options.WebSocket ?? ('WebSocket' in globalThis ? globalThis.WebSocket : undefined);
@@ -112,6 +114,7 @@ export class RelayClient {
    */
   subscribe<T>(options: SubscribeOptions<T>): Subscription<T> {
     if (this.#closed) throw new Error('RelayClient is closed');
+    checkSubscribeOptions(options);
     const handle = new SubscriptionHandle<T>(++this.#nextKey, options, this.#logger, (s) => this.#detach(s));
     this.#subscribers.add(handle);
     this.#conn.ensure();
