@@ -115,6 +115,21 @@ describe('TokenVerifier', () => {
     expect(await code(`${b64({ alg: 'none' })}.${b64({ ver: 1 })}.`)).toBe('token_algorithm_not_allowed');
   });
 
+  it('refuses a header without alg for its algorithm, and one with crit as malformed', async () => {
+    const [, payload, signature] = (await sign()).split('.') as [string, string, string];
+    expect(await code(`${b64({ kid: 'es-1' })}.${payload}.${signature}`)).toBe('token_algorithm_not_allowed');
+    expect(await code(`${b64({ alg: null, kid: 'es-1' })}.${payload}.${signature}`)).toBe('token_algorithm_not_allowed');
+    const signedCrit = await new SignJWT({ ver: 1 })
+      .setProtectedHeader({ alg: 'ES256', kid: 'es-1', crit: ['foo'], foo: 1 })
+      .sign(es.privateKey, { crit: { foo: true } });
+    const refused = await verifier.verify(signedCrit);
+    expect(refused).toEqual({
+      ok: false,
+      error: { code: 'token_malformed', retryable: false, message: 'header: crit names extensions the relay does not support' },
+    });
+    expect(await code(`${b64({ alg: 'ES256', kid: 'es-1', b64: false, crit: ['b64'] })}.${payload}.${signature}`)).toBe('token_malformed');
+  });
+
   it('refuses a padded signature part and a kid that is not a string as token_malformed', async () => {
     const good = await sign();
     expect(await code(good)).toBe('ok');

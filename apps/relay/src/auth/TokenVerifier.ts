@@ -1,5 +1,5 @@
-import { errors, jwtVerify } from 'jose';
-import type { JWTVerifyGetKey } from 'jose';
+import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import type { JWTVerifyGetKey, ProtectedHeaderParameters } from 'jose';
 import { relayClaimsSchema, relayError } from '@streamgate/protocol';
 import type { RelayClaims, RelayError, TokenAlgorithm } from '@streamgate/protocol';
 
@@ -69,6 +69,8 @@ export class TokenVerifier {
   async verify(token: string): Promise<VerifyResult> {
     const o = this.options;
     if (!COMPACT_JWS.test(token)) return { ok: false, error: relayError('token_malformed', 'token is not a well-formed JWS compact JWT') };
+    const headerError = checkHeader(token);
+    if (headerError !== null) return { ok: false, error: headerError };
     let payload: unknown;
     try {
       const verified = await jwtVerify(token, this.keys, {
@@ -94,6 +96,25 @@ export class TokenVerifier {
     }
     return { ok: true, claims: parsed.data };
   }
+}
+
+/**
+ * The header checks jose would answer with a less telling code: without an `alg` it finds the
+ * token not well-formed, though a missing algorithm is not one the relay accepts; with a `crit`
+ * it answers "not supported", which maps to an algorithm refusal. A `crit` names extensions the
+ * recipient must understand or refuse the token (RFC 7515 §4.1.11), and the relay understands
+ * none: the token is malformed for it.
+ */
+function checkHeader(token: string): RelayError | null {
+  let header: ProtectedHeaderParameters;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch (error) {
+    return relayError('token_malformed', `token header is not a JSON object (${error instanceof Error ? error.message : 'unreadable'})`);
+  }
+  if (typeof header.alg !== 'string') return relayError('token_algorithm_not_allowed', 'header: alg is required');
+  if (header.crit !== undefined) return relayError('token_malformed', 'header: crit names extensions the relay does not support');
+  return null;
 }
 
 /** What jwtVerify threw, the key lookup's own errors included, as the relay's refusal. */
