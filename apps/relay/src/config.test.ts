@@ -26,6 +26,13 @@ function problems(env: Record<string, string | undefined>): string[] {
 }
 
 describe('parseRelayConfig', () => {
+  it('refuses a JWKS URL with a user or password, without showing them', () => {
+    // fetch refuses such a URL: the relay would never load its keys and log the password at every try.
+    expect(problems({ ...base, RELAY_JWKS_URL: 'http://user:s3cretpw@auth:8080/jwks' })).toEqual([
+      'RELAY_JWKS_URL="http://<credentials>@auth:8080/jwks": must not carry a user or password (fetch refuses such a URL); serve it without them, e.g. http://auth:8080/.well-known/jwks.json',
+    ]);
+  });
+
   it('refuses a node id too long to name the pod in operations snapshots', () => {
     expect(config({ ...base, RELAY_NODE_ID: 'n'.repeat(120) }).RELAY_NODE_ID).toHaveLength(120);
     expect(problems({ ...base, RELAY_NODE_ID: 'n'.repeat(121) })[0]).toMatch(

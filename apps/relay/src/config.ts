@@ -56,7 +56,7 @@ export const relayConfigSchema = z
     RELAY_NODE_ID: envText({ fallback: hostname(), fallbackText: 'the hostname', check: podNameCheck }),
     RELAY_JWKS_URL: envText({
       optional: 'and set RELAY_JWKS_FILE instead',
-      check: urlCheck(['http', 'https'], 'http://auth:8080/.well-known/jwks.json'),
+      check: urlCheck(['http', 'https'], 'http://auth:8080/.well-known/jwks.json', { noCredentials: true }),
     }),
     RELAY_JWKS_FILE: envText({ optional: 'and set RELAY_JWKS_URL instead' }),
     RELAY_JWKS_REFRESH_SECONDS: int(300, 10, 86_400),

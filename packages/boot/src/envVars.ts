@@ -119,12 +119,21 @@ export function envText(options: TextOptions & Unset<string>): EnvVar<string | u
   });
 }
 
-/** A URL whose scheme is one of `protocols` (without the colon), e.g. ['http', 'https']. */
-export function urlCheck(protocols: readonly string[], example: string): Check<string> {
+/**
+ * A URL whose scheme is one of `protocols` (without the colon), e.g. ['http', 'https'];
+ * `noCredentials` for one fetched over HTTP, which `fetch` refuses to request with a user or
+ * password in it (and which would then be logged at every attempt).
+ */
+export function urlCheck(protocols: readonly string[], example: string, options: { noCredentials?: boolean } = {}): Check<string> {
   return (text) => {
     const url = URL.canParse(text) ? new URL(text) : null;
-    if (url !== null && protocols.includes(url.protocol.replace(/:$/, ''))) return null;
-    return `must be a ${protocols.map((p) => `${p}://`).join(' or ')} URL; set it to one, e.g. ${example}`;
+    if (url === null || !protocols.includes(url.protocol.replace(/:$/, ''))) {
+      return `must be a ${protocols.map((p) => `${p}://`).join(' or ')} URL; set it to one, e.g. ${example}`;
+    }
+    if (options.noCredentials === true && (url.username !== '' || url.password !== '')) {
+      return `must not carry a user or password (fetch refuses such a URL); serve it without them, e.g. ${example}`;
+    }
+    return null;
   };
 }
 

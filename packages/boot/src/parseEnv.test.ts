@@ -58,6 +58,10 @@ describe('parseEnv', () => {
     expect(showValue('URLS', 'redis://r0,redis://u:p/w@r1, redis://:p@ss@r2')).toBe(
       'URLS="redis://r0,redis://<credentials>@r1, redis://<credentials>@r2"',
     );
+    // Mistyped with one slash or none, the URL is refused, and its message must not show it.
+    expect(showValue('URL', 'redis:/u:s3cretpw@127.0.0.1:1/0')).toBe('URL="redis:/<credentials>@127.0.0.1:1/0"');
+    expect(showValue('URL', 'u:s3cretpw@127.0.0.1:1/0')).toBe('URL="<credentials>@127.0.0.1:1/0"');
+    expect(showValue('URL', 'redis://host:6379/0')).toBe('URL="redis://host:6379/0"');
     expect(showValue('X', undefined)).toBe('X (unset)');
     expect(showValue('X', 'a'.repeat(200))).toHaveLength('X=""'.length + 120 + 1);
   });

@@ -36,10 +36,24 @@ const MAX_SHOWN = 120;
 export function showValue(variable: string, raw: RawEnvValue, secret: readonly string[] = []): string {
   if (raw === undefined) return `${variable} (unset)`;
   if (secret.includes(variable)) return `${variable}=<${raw.length} characters, not shown>`;
-  // Up to the last @ of each list item, so a password holding / or @ is masked whole.
-  const masked = raw.replace(/\/\/[^\s,]*@/g, '//<credentials>@');
+  const masked = raw.split(',').map(maskCredentials).join(',');
   const cut = masked.length > MAX_SHOWN ? `${masked.slice(0, MAX_SHOWN)}…` : masked;
   return `${variable}=${JSON.stringify(cut)}`;
+}
+
+/** A scheme and its slashes (`redis://`, or `redis:/` mistyped), before which nothing is masked. */
+const SCHEME = /^\s*[A-Za-z][A-Za-z0-9+.-]*:\/+/;
+
+/**
+ * One list item with everything from after its scheme up to its last `@` masked, so a password
+ * holding `/` or `@` is masked whole, and so is one in a URL mistyped with one slash or none
+ * (`redis:/u:pw@host`, `u:pw@host`): such a URL is refused, and its message must not show it.
+ */
+function maskCredentials(item: string): string {
+  const at = item.lastIndexOf('@');
+  if (at === -1) return item;
+  const head = SCHEME.exec(item)?.[0] ?? '';
+  return `${head}<credentials>${item.slice(at)}`;
 }
 
 /** A problem with a variable: "RELAY_PORT="abc": must be …; set it to …". */
