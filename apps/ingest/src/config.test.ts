@@ -145,6 +145,14 @@ describe('parseIngestConfig', () => {
     expect(refusal(over)).toMatch(message);
   });
 
+  it('never quotes a topology that is not JSON: the text around the fault may be an API key', () => {
+    for (const text of [`{"chains": {"wsUrl": 'wss://node/SECRETKEY`, '{"chains": SECRETTOPO', '{SECRET']) {
+      const message = refusal({ INGEST_TOPOLOGY: text });
+      expect(message).toMatch(/INGEST_TOPOLOGY: is not JSON( at character \d+)? \(its text is not shown\)/);
+      expect(message).not.toMatch(/SECRET/);
+    }
+  });
+
   it('takes a blank value as unset: the default, never 0 (streams stay trimmed)', () => {
     const parsed = config({
       INGEST_STREAM_MAXLEN: '',

@@ -260,9 +260,16 @@ function parseTopology(inline: string | undefined, file: string | undefined): { 
   try {
     json = JSON.parse(source.raw);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    // JSON.parse quotes the text around the fault, which may be a provider URL's API key: only its place.
+    const at = error instanceof Error ? /at position (\d+)/.exec(error.message)?.[1] : undefined;
+    const where = at === undefined ? '' : ` at character ${at}`;
     return {
-      problems: [{ variable: source.variable, message: `${source.variable}: is not JSON (${reason}); expected ${TOPOLOGY_EXAMPLE}` }],
+      problems: [
+        {
+          variable: source.variable,
+          message: `${source.variable}: is not JSON${where} (its text is not shown); expected ${TOPOLOGY_EXAMPLE}`,
+        },
+      ],
     };
   }
   const topology = ingestTopologySchema.safeParse(json);

@@ -38,6 +38,9 @@ describe('SigningKeySet', () => {
     const es = await generateSigningKey('ES256', 'k1');
     const other = await generateSigningKey('ES256', 'k2');
     expect(errorOf(await SigningKeySet.fromJson('not json'))).toMatch(/not valid JSON/);
+    // The text around the fault would be key material: never quoted.
+    expect(errorOf(await SigningKeySet.fromJson('SECRETKEYMATERIALabcdefgh'))).not.toMatch(/SECRET/);
+    expect(errorOf(await SigningKeySet.fromJson('[{"d": SECRETKEY'))).not.toMatch(/SECRET/);
     expect(errorOf(await load({ kty: 'EC' }))).toMatch(/JSON array/);
     expect(errorOf(await load([]))).toMatch(/at least one/);
     const { d: _d, ...publicOnly } = es;

@@ -102,7 +102,9 @@ export class SigningKeySet {
     try {
       parsed = JSON.parse(json);
     } catch (error) {
-      return fail(`signing keys are not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+      // JSON.parse quotes the text around the fault, which here is key material: only its place.
+      const at = error instanceof Error ? /at position (\d+)/.exec(error.message)?.[1] : undefined;
+      return fail(`signing keys are not valid JSON${at === undefined ? '' : ` (at character ${at})`}; the text is not shown`);
     }
     return SigningKeySet.fromJwks(parsed);
   }
