@@ -71,6 +71,23 @@ describe('parseDashboardEnv', () => {
       /^DASHBOARD_RELAY_URL="https:\/\/relay\/v1\/ws": must be a ws:\/\/ or wss:\/\/ URL; set it to/,
     );
     expect(problems({ ...base, DASHBOARD_RELAY_URL: 'not a url' })[0]?.variable).toBe('DASHBOARD_RELAY_URL');
+    // Both are handed to every browser in /config.json and logged at boot.
+    for (const [variable, raw] of [
+      ['DASHBOARD_AUTH_URL', 'http://u:s3cretpw@auth:8080'],
+      ['DASHBOARD_RELAY_URL', 'ws://u:s3cretpw@relay:8081/v1/ws'],
+    ] as const) {
+      const [problem] = problems({ ...base, [variable]: raw });
+      expect(problem?.message).toMatch(new RegExp(`^${variable}=".*<credentials>@.*": must not carry a user or password`));
+      expect(problem?.message).not.toMatch(/s3cretpw/);
+    }
+    expect(problems({ ...base, DASHBOARD_RELAY_URL: 'ws://relay:8081/v1/ws?token=x' })[0]?.message).toMatch(
+      /must have no query or fragment/,
+    );
+    expect(problems({ ...base, DASHBOARD_AUTH_URL: 'http://auth:8080?x=1' })[0]?.message).toMatch(/must have no query or fragment/);
+    expect(problems({ ...base, DASHBOARD_RELAY_URL: 'ws://relay:8081' })[0]?.message).toMatch(
+      /must end in \/v1\/ws, the relay's WebSocket path/,
+    );
+    expect(parseDashboardEnv({ ...base, DASHBOARD_RELAY_URL: 'wss://edge.example/relay/v1/ws' }).ok).toBe(true);
     expect(problems({ ...base, LOG_LEVEL: 'loud' })[0]?.variable).toBe('LOG_LEVEL');
   });
 

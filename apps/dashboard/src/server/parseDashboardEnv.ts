@@ -15,19 +15,42 @@ export type DashboardEnv = {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * What both URLs must not hold: they are served to every browser in /config.json and logged at
+ * boot, so a user or password would be handed out; a query or fragment the page would drop.
+ */
+function extrasProblem(url: URL, example: string): string | null {
+  if (url.username !== '' || url.password !== '')
+    return `must not carry a user or password (every browser is served it); set it without them, e.g. ${example}`;
+  if (url.search !== '' || url.hash !== '') return `must have no query or fragment; set it without them, e.g. ${example}`;
+  return null;
+}
+
+const AUTH_EXAMPLE = 'https://auth.streamgate.example';
+const RELAY_EXAMPLE = 'wss://relay.streamgate.example/v1/ws';
+
 // The page's own schema decides, so whatever passes here the page and serveDashboard accept too.
 const authUrlCheck = (raw: string): string | null => {
   if (!dashboardConfigSchema.shape.authUrl.safeParse(raw).success)
-    return 'must be an http:// or https:// URL; set it to the auth service as browsers reach it (the page calls its ops.token), e.g. https://auth.streamgate.example';
+    return `must be an http:// or https:// URL; set it to the auth service as browsers reach it (the page calls its ops.token), e.g. ${AUTH_EXAMPLE}`;
+  const url = new URL(raw);
+  const extras = extrasProblem(url, AUTH_EXAMPLE);
+  if (extras !== null) return extras;
   // The page calls <origin>/trpc/ops.token: a path here would be dropped without a word.
-  if (new URL(raw).pathname !== '/')
-    return 'must have no path (the page calls /trpc/ops.token on its origin); set it to the origin only, e.g. https://auth.streamgate.example';
+  if (url.pathname !== '/')
+    return `must have no path (the page calls /trpc/ops.token on its origin); set it to the origin only, e.g. ${AUTH_EXAMPLE}`;
   return null;
 };
-const relayUrlCheck = (raw: string): string | null =>
-  dashboardConfigSchema.shape.relayUrl.safeParse(raw).success
-    ? null
-    : 'must be a ws:// or wss:// URL; set it to a relay (or the load balancer in front of them) as browsers reach it, e.g. wss://relay.streamgate.example/v1/ws';
+const relayUrlCheck = (raw: string): string | null => {
+  if (!dashboardConfigSchema.shape.relayUrl.safeParse(raw).success)
+    return `must be a ws:// or wss:// URL; set it to a relay (or the load balancer in front of them) as browsers reach it, e.g. ${RELAY_EXAMPLE}`;
+  const url = new URL(raw);
+  const extras = extrasProblem(url, RELAY_EXAMPLE);
+  if (extras !== null) return extras;
+  // The relay upgrades on /v1/ws only: any other path is a 404 at every connect.
+  if (!url.pathname.endsWith('/v1/ws')) return `must end in /v1/ws, the relay's WebSocket path; e.g. ${RELAY_EXAMPLE}`;
+  return null;
+};
 
 /** Every variable the dashboard server reads, parsed once at boot. */
 export const dashboardEnvSchema = z
