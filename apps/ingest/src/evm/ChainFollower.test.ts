@@ -120,6 +120,22 @@ describe('ChainFollower', () => {
     expect(events()).toHaveLength(3);
   });
 
+  it('retries a pushed head that the HTTP node does not know yet, rather than drop it', async () => {
+    const { chain, follower, events } = setup('newHeads');
+    const f = await follower();
+    for (const head of chain.mine(3)) await f.onHead(head);
+    // The push comes from one node; the node answering HTTP has not got the block yet.
+    const [head] = chain.mine(1);
+    const lagging = chain.canonical.pop();
+    if (head === undefined || lagging === undefined) throw new Error('no head');
+    const first = await f.onHead(head);
+    expect(first).toMatchObject({ ok: false, kind: 'retry', code: 'rpc_error' });
+    expect(events()).toHaveLength(3);
+    chain.canonical.push(lagging);
+    expect(await f.onHead(head)).toEqual({ ok: true });
+    expect(events().map((e) => (e.type === 'block' ? e.number : e.type))).toEqual([1, 2, 3, 4]);
+  });
+
   it('ignores a head pushed before a reorg that arrives after it', async () => {
     const { chain, follower, events } = setup('newHeads');
     const f = await follower();

@@ -160,6 +160,14 @@ export class ChainFollower {
     // and following it would flip the stream back to a dead branch. Such a head is replaced by
     // the block the node now has at that height.
     const current = await this.blockAt(head.number);
+    // No block there for a head that extends ours: the node answering HTTP may simply not have it
+    // yet (another node pushed it), so the push is retried; taken for a shorter chain, it would
+    // wait for the next push. Retried a few times, it is followed by number (followLoop), which
+    // looks for a shorter chain. A head that does not extend ours is a reorg's, and a missing one
+    // there is the shorter chain the stream must follow back at once.
+    if (current === null && head.number === cp.number + 1 && head.parentHash === cp.hash) {
+      throw notKnownYet('eth_getBlockByNumber', toHex(head.number));
+    }
     if (current?.hash !== head.hash) {
       this.events.dedupeHits(this.spec.stream, 'memory', 1);
       return [current === null ? { kind: 'shorter', number: head.number } : { kind: 'head', head: current }];
