@@ -114,6 +114,11 @@ describe('parseAuthConfig', () => {
       variable: 'AUTH_REDIS_TARGETS',
       message: expect.stringMatching(/conflicts with AUTH_REDIS_URL/) as string,
     });
+    // A list of nothing is named for what it is, not taken for unset (then "AUTH_REDIS_URL is required").
+    expect(failure({ ...base, AUTH_REDIS_URL: undefined, AUTH_REDIS_TARGETS: ',' })).toMatchObject({
+      variable: 'AUTH_REDIS_TARGETS',
+      message: expect.stringMatching(/^AUTH_REDIS_TARGETS=",": holds no item/) as string,
+    });
     const withCredentials = failure({ ...base, AUTH_REDIS_URL: undefined, AUTH_REDIS_TARGETS: 'redis://r0,redis://u:pw@r1' });
     expect(withCredentials).toMatchObject({
       variable: 'AUTH_REDIS_TARGETS',
