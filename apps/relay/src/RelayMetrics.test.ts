@@ -1,5 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RelayMetrics } from './RelayMetrics.js';
+
+describe('RelayMetrics catalogue', () => {
+  it('lists every metric of the relay in apps/relay/README.md, and no other', async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const documented = [...readme.matchAll(/^\| `(streamgate_relay_[a-z_]+)` \|/gm)].map((m) => m[1]);
+    const registered = (await new RelayMetrics().registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => n.startsWith('streamgate_'));
+    expect([...documented].sort()).toEqual([...registered].sort());
+  });
+});
 
 describe('RelayMetrics refusal counts', () => {
   it('counts each refusal in the metrics and in the snapshot tally from the same call', async () => {
