@@ -82,6 +82,19 @@ export async function startUwsServer(options: UwsServerOptions): Promise<UwsServ
     closeOnBackpressureLimit: true,
     idleTimeout: options.idleTimeoutSeconds,
     sendPingsAutomatically: true,
+    // uWS's own upgrade echoes the offer up to its first comma, an empty or padded token included
+    // (`,,,` got an empty header); the protocol defines no subprotocol, so the first real token
+    // offered is echoed (a browser fails a handshake that answers none of its offers) and none
+    // is answered when none was offered.
+    upgrade: (res, req, context) => {
+      res.upgrade<SocketData>(
+        { conn: null },
+        req.getHeader('sec-websocket-key'),
+        firstSubprotocol(req.getHeader('sec-websocket-protocol')),
+        req.getHeader('sec-websocket-extensions'),
+        context,
+      );
+    },
     open: (ws) => {
       const conn = new UwsConnection(ws);
       ws.getUserData().conn = conn;
@@ -159,4 +172,13 @@ function respond(res: HttpResponse, answer: HttpAnswer): void {
       .writeHeader('content-type', answer.contentType)
       .end(answer.body);
   });
+}
+
+/** The first non-empty token of a `Sec-WebSocket-Protocol` offer, trimmed; '' for none (no header then). */
+export function firstSubprotocol(offer: string): string {
+  for (const token of offer.split(',')) {
+    const trimmed = token.trim();
+    if (trimmed !== '') return trimmed;
+  }
+  return '';
 }
