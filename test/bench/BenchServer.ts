@@ -68,6 +68,13 @@ export async function startBenchServer(
           RELAY_MAX_CONNECTIONS_PER_SECOND: '1000000',
           // Stopping a server between workloads must not wait out a production drain window.
           RELAY_DRAIN_WINDOW_MS: '1000',
+          // Liveness is a cost per socket, not per entry, and Socket.IO's stays out of every step:
+          // engine.io arms each socket's first ping one interval (25 s) after its connect, later
+          // than any step after a subscribe burst ends, while the relay spreads its first pings
+          // over the interval from each welcome. Both pings are kept out of the steps (no relay
+          // ping, no uWS auto-ping, within a run); idleCost.ts measures both at their defaults.
+          RELAY_PING_INTERVAL_MS: '600000',
+          RELAY_IDLE_TIMEOUT_SECONDS: '960',
           LOG_LEVEL: 'info',
           NODE_ENV: 'production',
         }

@@ -74,6 +74,13 @@ export async function withTaskSession<T>(
     });
     d.log(`  ${opened.ready} sockets subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
     await ready?.();
+    // The server and the load workers collect their garbage now, outside the steps: the server's
+    // from the subscribe burst (its major GC fell into the recorded step now and then; a relay's
+    // main thread waited 78 ms on one, at 10,000 × 1 on its one pinned core), the workers' from
+    // every workload before (LoadFleet.collectGarbage). Those are stalls of the bench's
+    // compressed timeline, not of delivery; every server under test gets the same.
+    server.service.signal('SIGUSR2');
+    d.fleet.collectGarbage();
     const publisher = await createPublisher(setup.kind, target.url, server.port);
     try {
       const step = { fleet: d.fleet, publisher, state: publishState(streams), serverPid: server.pid, log: d.log, ...meter };
