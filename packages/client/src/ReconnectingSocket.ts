@@ -18,8 +18,11 @@ export interface ReconnectingSocketEvents {
   onOpen(): void;
   onFrame(frame: ServerFrame): void;
   onBadFrame(error: RelayError): void;
-  /** The socket is gone; a reconnect may already be scheduled. */
-  onDisconnected(): void;
+  /**
+   * The socket is gone; a reconnect may already be scheduled. `halting`: onHalted follows at
+   * once and closes every subscription, which must not pass through `connecting` on the way.
+   */
+  onDisconnected(halting: boolean): void;
   /** The relay said not to reconnect. */
   onHalted(code: number, reason: string): void;
 }
@@ -168,7 +171,7 @@ export class ReconnectingSocket {
     const advice = reconnectAdvice(code);
     if (!advice.reconnect) {
       this.#status = 'halted';
-      events.onDisconnected();
+      events.onDisconnected(true);
       events.onHalted(code, reason);
       return;
     }
@@ -176,7 +179,7 @@ export class ReconnectingSocket {
     // (a killed pod): move on to the next URL rather than retrying this one.
     const unreachable = !conn.welcomed || code === 1006;
     this.#schedule(unreachable ? { backoff: advice.backoff, preferOtherPod: true } : advice);
-    events.onDisconnected();
+    events.onDisconnected(false);
   }
 
   #schedule(plan: { backoff: boolean; preferOtherPod: boolean }): void {

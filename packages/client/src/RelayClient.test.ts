@@ -82,15 +82,21 @@ describe('RelayClient against a scripted relay', () => {
     const r = await relay();
     const c = client([r.url]);
     const errors: unknown[] = [];
+    const states: SubscriptionState[] = [];
     const sub = c.subscribe({
       getToken: () => Promise.resolve(tokenFor<Tick>(STREAM)),
       onEvent: () => undefined,
       onError: (e) => errors.push(e),
+      onStateChange: (state) => states.push(state),
     });
-    await waitForValue('subscribe', () => r.frames('subscribe')[0]);
+    const [frame] = await waitForValue('subscribe', () => r.frames('subscribe').length > 0 && r.frames('subscribe'));
+    r.send(0, subscribed('1-0', 'fresh', frame?.sid ?? ''));
+    await waitForValue('live', () => sub.state === 'live');
     r.sockets[0]?.close(4400, 'protocol violation');
 
     await waitForValue('closed', () => sub.state === 'closed');
+    // Straight from live to closed: a halting close is no reconnect, so never `connecting`.
+    expect(states).toEqual(['live', 'closed']);
     expect(c.status).toBe('halted');
     expect(sub.error).toMatchObject({ code: 'connection_closed', retryable: false });
     expect(errors).toHaveLength(1);

@@ -82,7 +82,7 @@ export class RelayClient {
         onOpen: () => this.#shared.subscribeAll(),
         onFrame: (frame) => this.#onFrame(frame),
         onBadFrame: (error) => this.#reportConnectionError(error),
-        onDisconnected: () => this.#shared.disconnected(),
+        onDisconnected: (halting) => this.#shared.disconnected(halting),
         onHalted: (code, reason) => {
           const suffix = reason === '' ? '' : `: ${reason}`;
           this.#failAll({

@@ -250,10 +250,12 @@ export class SharedSubscription {
     }
   }
 
-  disconnected(): void {
+  /** `halting`: its subscribers are closed next, so they are not told of `connecting` first. */
+  disconnected(halting = false): void {
     this.unbind();
     // `preparing` stays: the token fetch in flight finishes and subscribes on the next socket.
-    this.setPhase('idle');
+    if (halting) this.#phase = 'idle';
+    else this.setPhase('idle');
   }
 
   report(error: SubscriptionError): void {

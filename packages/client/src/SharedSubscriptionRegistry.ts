@@ -68,9 +68,10 @@ export class SharedSubscriptionRegistry {
     for (const shared of this.#byStream.values()) this.subscribe(shared, false);
   }
 
-  disconnected(): void {
+  /** The socket is gone; `halting`: every subscription is about to be closed (no state change first). */
+  disconnected(halting = false): void {
     this.#bySid.clear();
-    for (const shared of this.#byStream.values()) shared.disconnected();
+    for (const shared of this.#byStream.values()) shared.disconnected(halting);
   }
 
   /**
