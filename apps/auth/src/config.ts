@@ -83,7 +83,12 @@ export const authConfigSchema = z
     AUTH_AUDIENCE: envText({ required: 'set it to the token audience (aud), the same value the relays expect (RELAY_TOKEN_AUDIENCE)' }),
     AUTH_TOKEN_TTL_SECONDS: envInt({ fallback: 300, min: 1, max: MAX_TOKEN_TTL_SECONDS, fix: 'set the token lifetime in seconds' }),
     AUTH_REDIS_URL: envText({ optional: 'and set AUTH_REDIS_TARGETS instead', check: redisUrlCheck }),
-    AUTH_REDIS_TARGETS: envList({ fallback: [], fallbackText: 'none (one Redis: AUTH_REDIS_URL)', each: redisTargetItemCheck, nonEmpty: true }),
+    AUTH_REDIS_TARGETS: envList({
+      fallback: [],
+      fallbackText: 'none (one Redis: AUTH_REDIS_URL)',
+      each: redisTargetItemCheck,
+      nonEmpty: true,
+    }),
     AUTH_DEMAND_PREFIXES: envList({ fallback: [] }),
     AUTH_DEMAND_TTL_MS: envInt({
       fallback: 30_000,

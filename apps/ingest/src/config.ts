@@ -129,7 +129,12 @@ export const ingestConfigSchema = z
     // Where the streams are written: one target (an instance or a Redis Cluster), or a list of
     // instances each stream is placed on by placeStream, like the issuer and the publisher.
     INGEST_REDIS_URL: envText({ optional: 'and set INGEST_REDIS_TARGETS instead', check: ingestRedisUrlCheck }),
-    INGEST_REDIS_TARGETS: envList({ fallback: [], fallbackText: 'none (set INGEST_REDIS_URL)', each: redisTargetItemCheck, nonEmpty: true }),
+    INGEST_REDIS_TARGETS: envList({
+      fallback: [],
+      fallbackText: 'none (set INGEST_REDIS_URL)',
+      each: redisTargetItemCheck,
+      nonEmpty: true,
+    }),
     INGEST_REDIS_USERNAME: envText({ optional: 'for no username' }),
     INGEST_REDIS_PASSWORD: envText({ optional: 'for no password' }),
     // Lease, fence, state and dedupe keys are `<prefix>{S}<stream>:…`: the first brace must open
