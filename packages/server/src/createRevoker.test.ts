@@ -13,6 +13,39 @@ afterAll(async () => {
 });
 
 describe('createRevoker', () => {
+  it('refuses option numbers that would record a revocation already lapsed, or never', () => {
+    for (const [options, message] of [
+      [{ maxTokenLifetimeSeconds: -1000 }, /maxTokenLifetimeSeconds must be an integer from 1 to 86400, got -1000/],
+      [{ maxTokenLifetimeSeconds: Number.NaN }, /maxTokenLifetimeSeconds must be an integer/],
+      [{ maxTokenLifetimeSeconds: 1e9 }, /maxTokenLifetimeSeconds must be an integer from 1 to 86400/],
+      [{ clockSkewSeconds: 'x' as unknown as number }, /clockSkewSeconds must be an integer from 0 to 300, got x/],
+      [{ timeoutMs: 0 }, /timeoutMs must be an integer from 1/],
+    ] as const) {
+      expect(() => createRevoker({ targets: redis.url, ...options })).toThrow(RangeError);
+      expect(() => createRevoker({ targets: redis.url, ...options })).toThrow(message);
+    }
+  });
+
+  it('answers closed after close(), opening no connection that would keep the process alive', async () => {
+    const revoker = createRevoker({ targets: redis.url, maxTokenLifetimeSeconds: 60 });
+    const first = await revoker.revoke({ subject: 'before-close' });
+    expect(first.ok).toBe(true);
+    await revoker.close();
+    const revokerConnections = async (): Promise<number> =>
+      String(await redis.client().call('CLIENT', 'LIST'))
+        .split('\n')
+        .filter((line) => line.includes('streamgate-revoker')).length;
+    const clientsBefore = await revokerConnections();
+    expect(await revoker.revoke({ subject: 'after-close' })).toEqual({
+      ok: false,
+      error: { code: 'closed', retryable: false, message: 'the revoker is closed' },
+    });
+    const clientsAfter = await revokerConnections();
+    expect(clientsAfter).toBe(clientsBefore);
+    // The other tests count the set's records.
+    await redis.client().del(REVOCATIONS_KEY);
+  });
+
   it('records the revocation in the set, publishes it, and resolves once tokens issued after it carry a later iat', async () => {
     const subscriber = redis.client();
     const published: string[] = [];

@@ -12,8 +12,14 @@ export type RevokeSpec = { subject: string; stream?: string } | { stream: string
 
 export type RevokeError =
   | { code: 'revoke_invalid'; retryable: false; message: string }
-  /** Some targets did not record it; the others did. Call again: a repeated revocation is harmless. */
-  | { code: 'revoke_failed'; retryable: true; message: string; failedTargets: string[] };
+  /**
+   * Some targets did not confirm it in time; the others recorded it. Call again: a repeated
+   * revocation is harmless. One not confirmed may still be recorded when its target answers (the
+   * command stays queued on the connection), so it is never less than asked for.
+   */
+  | { code: 'revoke_failed'; retryable: true; message: string; failedTargets: string[] }
+  /** `close()` was called: nothing is sent. */
+  | { code: 'closed'; retryable: false; message: string };
 
 export type RevokeResult = { ok: true; before: number; expiresAt: number } | { ok: false; error: RevokeError };
 
@@ -53,11 +59,19 @@ const specSchema = z
 /** Revocation for product backends (docs/protocol.md §10, "Revocation"). */
 export function createRevoker(options: RevokerOptions): Revoker {
   const targets = normalizeTargetList(options.targets);
-  const lifetime = options.maxTokenLifetimeSeconds ?? MAX_TOKEN_TTL_SECONDS;
-  const skew = options.clockSkewSeconds ?? 30;
+  // A lifetime below the issuer's, or not a number, would record revocations that lapse before
+  // the tokens they revoke (a negative one: already lapsed, yet answered ok).
+  const lifetime = integerOption(
+    'maxTokenLifetimeSeconds',
+    options.maxTokenLifetimeSeconds ?? MAX_TOKEN_TTL_SECONDS,
+    1,
+    MAX_TOKEN_TTL_SECONDS,
+  );
+  const skew = integerOption('clockSkewSeconds', options.clockSkewSeconds ?? 30, 0, 300);
   const now = options.now ?? Date.now;
-  const timeoutMs = options.timeoutMs ?? 5_000;
+  const timeoutMs = integerOption('timeoutMs', options.timeoutMs ?? 5_000, 1, 600_000);
   const clients = new Map<string, RedisClient>();
+  let closed = false;
   const clientFor = (target: string): RedisClient => {
     let client = clients.get(target);
     if (client === undefined) {
@@ -75,6 +89,8 @@ export function createRevoker(options: RevokerOptions): Revoker {
 
   return {
     async revoke(spec) {
+      // After close() a new connection would be opened and keep the process alive.
+      if (closed) return { ok: false, error: { code: 'closed', retryable: false, message: 'the revoker is closed' } };
       const parsed = specSchema.safeParse(spec);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -142,10 +158,19 @@ export function createRevoker(options: RevokerOptions): Revoker {
       return { ok: true, before, expiresAt };
     },
     close() {
+      closed = true;
       // quit() waits for a target that is down; disconnect() does not.
       for (const client of clients.values()) client.disconnect();
       clients.clear();
       return Promise.resolve();
     },
   };
+}
+
+/** A RangeError naming the option, as createPublisher's, for a value out of `min`..`max` or not an integer. */
+function integerOption(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
 }
