@@ -146,6 +146,15 @@ describe('createPublisher with idempotency keys (real redis-server)', () => {
     expect(result).toMatchObject({ ok: false, error: { code: 'stream_invalid', retryable: false, field: 'stream' } });
   });
 
+  it('answers stream_invalid, never throws, for a stream that is no stream reference at all', async () => {
+    const publisher = createPublisher({ redis });
+    const notStreams: unknown[] = [undefined, null, 5, 'orders:x', {}];
+    for (const stream of notStreams) {
+      const result = await publisher.publish(stream as StreamRef<number>, 1);
+      expect(result).toMatchObject({ ok: false, error: { code: 'stream_invalid', retryable: false, field: 'stream' } });
+    }
+  });
+
   it('refuses a client with a keyPrefix at creation', () => {
     expect(() => createPublisher({ redis: server.client({ lazyConnect: true, keyPrefix: 'app:' }) })).toThrow(/keyPrefix/);
   });

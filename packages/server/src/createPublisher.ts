@@ -167,7 +167,10 @@ export function createPublisher(options: PublisherOptions): Publisher {
 
   return {
     async publish<T>(stream: StreamRef<T>, payload: T, publishOptions: PublishOptions = {}): Promise<PublishResult> {
-      const name = streamNameSchema.safeParse(stream.name);
+      // From plain JavaScript `stream` may be anything: `publish` never throws, so it is read here.
+      const name = streamNameSchema.safeParse(
+        typeof stream === 'object' && stream !== null ? (stream as { name?: unknown }).name : undefined,
+      );
       if (!name.success) {
         const message = name.error.issues[0]?.message ?? 'invalid';
         return failed({ code: 'stream_invalid', retryable: false, field: 'stream', message: `stream: ${message}` });
