@@ -155,6 +155,13 @@ describe('createPublisher with idempotency keys (real redis-server)', () => {
     }
   });
 
+  it('names what is missing from the options, rather than failing to read it', () => {
+    const make = (options: unknown) => () => createPublisher(options as Parameters<typeof createPublisher>[0]);
+    expect(make(undefined)).toThrow(/createPublisher needs an options object/);
+    expect(make({})).toThrow(/exactly one of redis .* and targets .*; got neither/);
+    expect(make({ redis, targets: server.url })).toThrow(/got both/);
+  });
+
   it('refuses a client with a keyPrefix at creation', () => {
     expect(() => createPublisher({ redis: server.client({ lazyConnect: true, keyPrefix: 'app:' }) })).toThrow(/keyPrefix/);
   });

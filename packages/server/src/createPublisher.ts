@@ -115,6 +115,7 @@ function waitProblem(wait: WaitForReplicas, deadlineMs: number): string | null {
  * with the same idempotency key to be sure of exactly one entry.
  */
 export function createPublisher(options: PublisherOptions): Publisher {
+  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createPublisher needs an options object');
   const { maxLen = 10_000, timeoutMs = 5_000, idempotencyWindowSeconds = 3_600 } = options;
   const cap = positiveInteger('maxLen', maxLen);
   const deadlineMs = positiveInteger('timeoutMs', timeoutMs);
@@ -210,6 +211,13 @@ export function createPublisher(options: PublisherOptions): Publisher {
 }
 
 function destinationOf(options: PublisherOptions): PublisherDestination {
+  // From plain JavaScript: name what is wrong rather than fail reading a property of undefined.
+  const given = options as { redis?: unknown; targets?: unknown };
+  if ((given.redis === undefined) === (given.targets === undefined)) {
+    throw new TypeError(
+      `createPublisher needs exactly one of redis (an ioredis client) and targets (Redis URLs); got ${given.redis === undefined ? 'neither' : 'both'}`,
+    );
+  }
   if (options.targets === undefined) {
     const prefix = clientKeyPrefix(options.redis);
     if (prefix !== undefined) {
