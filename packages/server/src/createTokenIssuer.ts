@@ -39,7 +39,8 @@ export interface TokenIssuer {
   issue<T>(stream: StreamRef<T>, options: IssueOptions): Promise<RelaySubscription<T>>;
 }
 
-function ttl(value: number, what: string): number {
+/** A token lifetime in whole seconds, 1 to MAX_TOKEN_TTL_SECONDS, or a RangeError naming `what`. */
+export function ttl(value: number, what: string): number {
   if (!Number.isInteger(value) || value < 1 || value > MAX_TOKEN_TTL_SECONDS) {
     throw new RangeError(`${what} must be an integer between 1 and ${MAX_TOKEN_TTL_SECONDS}, got ${value}`);
   }
@@ -57,6 +58,10 @@ function chosenRedis(choice: RedisTargetChoice, stream: string): string {
  */
 export function createTokenIssuer(options: TokenIssuerOptions): TokenIssuer {
   const { keys, issuer } = options;
+  // From plain JavaScript: a missing key set would fail every issue, reading `current` of undefined.
+  if (typeof keys !== 'object' || (keys as unknown) === null || !('current' in keys)) {
+    throw new TypeError('keys must be a SigningKeySet (SigningKeySet.fromJson or fromJwks)');
+  }
   if (issuer.length === 0) throw new TypeError('issuer must not be empty');
   const audience = typeof options.audience === 'string' ? options.audience : [...options.audience];
   if (audience.length === 0) throw new TypeError('audience must not be empty');

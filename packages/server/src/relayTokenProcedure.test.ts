@@ -77,6 +77,26 @@ describe('relayTokenProcedure', () => {
     await expect(caller(null).run.token({ runId: 'x' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });
 
+  it('refuses a token lifetime out of range when the router is built, not on every call', async () => {
+    const { keys } = await setup();
+    const issuer = createTokenIssuer({ keys, issuer: 'auth', audience: 'relay', redis: 'redis://r:6379' });
+    const t = initTRPC.context<Ctx>().create();
+    const define = (ttlSeconds: number) => () =>
+      relayTokenProcedure(t.procedure, {
+        input: z.object({ runId: z.string() }),
+        authorize: () => Promise.resolve({ subject: 'a' }),
+        stream: (input) => runs.for(input.runId),
+        issuer,
+        ttlSeconds,
+      });
+    for (const bad of [0, 100_000, Number.NaN]) expect(define(bad)).toThrow(RangeError);
+    expect(define(60)).not.toThrow();
+    // And an issuer without a key set is refused when made, not at each token.
+    expect(() =>
+      createTokenIssuer({ keys: undefined as unknown as typeof keys, issuer: 'auth', audience: 'relay', redis: 'redis://r:6379' }),
+    ).toThrow(/keys must be a SigningKeySet/);
+  });
+
   it('turns a stream name the input makes invalid into BAD_REQUEST', async () => {
     const { caller } = await setup();
     await expect(caller('alice').run.token({ runId: 'alice bad name' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });

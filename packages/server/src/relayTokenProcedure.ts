@@ -4,6 +4,7 @@ import type { inferProcedureBuilderResolverOptions, TRPCProcedureBuilder, TRPCQu
 import { z } from 'zod';
 import type { RelaySubscription, StreamRef } from '@streamgate/protocol';
 import type { RedisTargetChoice, TokenIssuer } from './createTokenIssuer.js';
+import { ttl } from './createTokenIssuer.js';
 import { redisTargetChooser } from './redisTargetChooser.js';
 
 /** What a product's authorization decides: who the token is for, or why not. */
@@ -84,7 +85,9 @@ export function relayTokenProcedure<TContext, TMeta, TContextOverrides, TSchema 
 ): RelayTokenProcedure<StandardSchemaV1.InferInput<TSchema>, TMeta, T> {
   type Ctx = inferProcedureBuilderResolverOptions<BaseProcedureBuilder<TContext, TMeta, TContextOverrides>>['ctx'];
   const { authorize, stream, issuer, observer } = options;
-  // Checked once, here: a bad target is the backend's mistake, found when the router is built.
+  // Checked once, here: a bad target or lifetime is the backend's mistake, found when the router
+  // is built rather than as an INTERNAL_SERVER_ERROR on every call.
+  if (options.ttlSeconds !== undefined) ttl(options.ttlSeconds, 'ttlSeconds');
   const chooseRedis = options.redis === undefined ? undefined : redisTargetChooser(options.redis, 'redis');
   type Input = StandardSchemaV1.InferOutput<TSchema>;
   const builder = procedure.input(options.input) as unknown as InputBuilder<Ctx, Input, StandardSchemaV1.InferInput<TSchema>, TMeta, T>;
