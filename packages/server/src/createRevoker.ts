@@ -4,6 +4,7 @@ import type { RevocationRecord } from '@streamgate/protocol';
 import { openRedis } from '@streamgate/redis';
 import type { RedisClient } from '@streamgate/redis';
 import { MAX_TOKEN_TTL_SECONDS } from './createTokenIssuer.js';
+import { integerOption } from './integerOption.js';
 import { normalizeTargetList } from './PublisherTargets.js';
 import { timeoutAfter } from './timeoutAfter.js';
 
@@ -165,12 +166,4 @@ export function createRevoker(options: RevokerOptions): Revoker {
       return Promise.resolve();
     },
   };
-}
-
-/** A RangeError naming the option, as createPublisher's, for a value out of `min`..`max` or not an integer. */
-function integerOption(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
-  }
-  return value;
 }

@@ -5,6 +5,7 @@ import type { RelayClaims, RelaySubscription, StreamRef } from '@streamgate/prot
 import { redisTarget, redisTargetChooser } from './redisTargetChooser.js';
 import type { RedisTargetChoice } from './redisTargetChooser.js';
 import type { SigningKeySet } from './SigningKeySet.js';
+import { integerOption } from './integerOption.js';
 
 export type { RedisTargetChoice } from './redisTargetChooser.js';
 
@@ -41,10 +42,7 @@ export interface TokenIssuer {
 
 /** A token lifetime in whole seconds, 1 to MAX_TOKEN_TTL_SECONDS, or a RangeError naming `what`. */
 export function ttl(value: number, what: string): number {
-  if (!Number.isInteger(value) || value < 1 || value > MAX_TOKEN_TTL_SECONDS) {
-    throw new RangeError(`${what} must be an integer between 1 and ${MAX_TOKEN_TTL_SECONDS}, got ${value}`);
-  }
-  return value;
+  return integerOption(what, value, 1, MAX_TOKEN_TTL_SECONDS);
 }
 
 // A per-token string is the common override; a list or function here is placed once, for this token.
