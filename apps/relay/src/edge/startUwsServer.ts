@@ -175,7 +175,7 @@ function respond(res: HttpResponse, answer: HttpAnswer): void {
 }
 
 /** The first non-empty token of a `Sec-WebSocket-Protocol` offer, trimmed; '' for none (no header then). */
-export function firstSubprotocol(offer: string): string {
+function firstSubprotocol(offer: string): string {
   for (const token of offer.split(',')) {
     const trimmed = token.trim();
     if (trimmed !== '') return trimmed;
