@@ -7,6 +7,8 @@ export type IngestError =
   /** The stream's companion keys cannot share its Redis Cluster slot (see ingestKeys). */
   | { code: 'stream_untaggable'; retryable: false; stream: string; message: string }
   | { code: 'upstream_unavailable'; retryable: true; message: string }
+  /** The upstream refused our credentials (a wrong or revoked key): only a corrected configuration helps. */
+  | { code: 'upstream_refused'; retryable: false; message: string }
   | { code: 'upstream_garbage'; retryable: true; message: string };
 
 export type IngestErrorCode = IngestError['code'];

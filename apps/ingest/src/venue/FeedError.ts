@@ -10,6 +10,11 @@ export type FeedError =
   | { code: 'symbols_refused'; retryable: false; symbols: string[]; until: number; message: string }
   /** Every session the key allows is full at the venue's measured ceiling. */
   | { code: 'capacity'; retryable: false; symbols: string[]; message: string }
+  /**
+   * The venue refused the app key (HTTP INVALID_APP_KEY): final for this feed, which sends
+   * nothing more. Names the venue, never the key; a corrected key takes a restart.
+   */
+  | { code: 'app_key_refused'; retryable: false; venue: string; message: string }
   | { code: 'reconcile_pending'; retryable: true; ms: number; message: string }
   | { code: 'connack_timeout'; retryable: true; ms: number; message: string }
   | { code: 'shard_crashed'; retryable: true; message: string }

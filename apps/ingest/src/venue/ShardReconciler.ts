@@ -12,6 +12,8 @@ export type AttemptResult =
   | { kind: 'ceiling'; limit: number }
   /** INVALID_SESSION, measured against this very session. */
   | { kind: 'invalid_session' }
+  /** INVALID_APP_KEY on either half: the key is wrong for every session, not just this one. */
+  | { kind: 'key_refused'; reason: string }
   | { kind: 'failed'; reason: string };
 
 export interface ReconcilerHooks {
@@ -91,7 +93,9 @@ export class ShardReconciler {
     let failure: string | undefined;
     if (outcome.unsub !== undefined) {
       if (outcome.unsub.ok) shard.unsubscribed(attempt.unsubscribe);
-      else failure = outcome.unsub.error.message;
+      else if (outcome.unsub.error.code === 'invalid_app_key') {
+        return this.hooks.concluded(shard, attempt, { kind: 'key_refused', reason: outcome.unsub.error.message });
+      } else failure = outcome.unsub.error.message;
     }
     const result = this.classify(shard, attempt, outcome.sub, ghostUntil);
     this.hooks.concluded(shard, attempt, result.kind === 'ok' && failure !== undefined ? { kind: 'failed', reason: failure } : result);
@@ -111,6 +115,8 @@ export class ShardReconciler {
         return { kind: 'ceiling', limit: error.limit };
       case 'invalid_session':
         return { kind: 'invalid_session' };
+      case 'invalid_app_key':
+        return { kind: 'key_refused', reason: error.message };
       case 'timeout':
       case 'transport':
       case 'aborted':

@@ -293,4 +293,36 @@ describe('VenueAdapter', () => {
       message: "A's sessions never disconnected",
     });
   });
+  it('a refused app key ends every run with upstream_refused, reports it once, frees the venue lease, and asks the venue nothing more', async () => {
+    const { sim, writer, leases, worker } = await setup();
+    const a = worker('worker-a');
+    const first = await a.start('S000');
+    const second = await a.start('S001');
+    await waitFor(() => sim.sessions().some((s) => s.subscribed.length === 2), { timeoutMs: 5_000, message: 'both symbols subscribed' });
+
+    sim.revokeAppKey(APP_KEY);
+    // The next re-assert meets the refusal; nobody needs to call.
+    for (const { run } of [first, second]) {
+      expect(await ended(run)).toMatchObject({
+        reason: 'failed',
+        error: { code: 'upstream_refused', retryable: false, message: expect.stringContaining('venue sim') as unknown },
+      });
+    }
+    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, {
+      timeoutMs: 5_000,
+      message: 'the venue lease was never released',
+    });
+    expect(a.adapter.activeFeed).toBeUndefined();
+    const notices = writer.entries(CONTROL).filter((e) => isNotice(e.data, 'app_key_refused'));
+    expect(notices).toHaveLength(1);
+    expect(JSON.stringify(notices)).not.toContain(APP_KEY);
+
+    // A restarted run (the worker's backoff) fails at once, without a feed, a session or a call.
+    const calls = sim.calls().length;
+    const again = await a.start('S002');
+    expect(await ended(again.run)).toMatchObject({ reason: 'failed', error: { code: 'upstream_refused', retryable: false } });
+    expect(a.adapter.activeFeed).toBeUndefined();
+    expect(sim.calls()).toHaveLength(calls);
+    expect(sim.sessions()).toHaveLength(0);
+  });
 });

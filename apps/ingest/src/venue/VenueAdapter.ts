@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '@streamgate/ingest-core';
-import type { AdapterRun, CoreLog, Lease, LeaseStore, RunContext, RunEnd, StreamWriter, UpstreamAdapter } from '@streamgate/ingest-core';
+import type {
+  AdapterRun,
+  CoreLog,
+  IngestError,
+  Lease,
+  LeaseStore,
+  RunContext,
+  RunEnd,
+  StreamWriter,
+  UpstreamAdapter,
+} from '@streamgate/ingest-core';
 import { SymbolWriter } from './SymbolWriter.js';
 import type { SymbolWriterEvents } from './SymbolWriter.js';
 import type { VenueFeed } from './VenueFeed.js';
@@ -46,6 +56,12 @@ export class VenueAdapter implements UpstreamAdapter {
   private renewTimer: NodeJS.Timeout | undefined;
   private notices: Promise<void> = Promise.resolve();
   private stopping: Promise<void> | undefined;
+  /**
+   * The venue refused the app key. The key comes from the topology, read once at start, so this
+   * holds for the process's life: a later run fails at once instead of opening sessions and
+   * asking the venue again, which would be the endless retry under another name.
+   */
+  private refusal: Extract<IngestError, { code: 'upstream_refused' }> | undefined;
 
   constructor(private readonly options: VenueAdapterOptions) {}
 
@@ -113,6 +129,7 @@ export class VenueAdapter implements UpstreamAdapter {
   }
 
   private async begin(run: SymbolRun, signal: AbortSignal): Promise<void> {
+    if (this.refusal !== undefined) return run.finish({ reason: 'failed', error: this.refusal });
     const feed = await this.ensureFeed().catch((error: unknown) => {
       this.options.log.warn({ venue: this.options.venue, err: errorMessage(error) }, 'venue lease unavailable');
       return undefined;
@@ -144,6 +161,13 @@ export class VenueAdapter implements UpstreamAdapter {
     this.runs.set(run.symbol, run);
     previous?.finish({ reason: 'stopped' });
     const answer = await feed.subscribe([run.symbol]);
+    if (!answer.ok && answer.error.code === 'app_key_refused') {
+      this.refuseKey(answer.error.message);
+      return run.finish({
+        reason: 'failed',
+        error: this.refusal ?? { code: 'upstream_refused', retryable: false, message: answer.error.message },
+      });
+    }
     if (!answer.ok && answer.error.code === 'closed') {
       return run.finish({
         reason: 'failed',
@@ -163,7 +187,14 @@ export class VenueAdapter implements UpstreamAdapter {
       this.lease = lease;
       const feed = this.options.createFeed({
         onPayload: (p) => this.runs.get(p.symbol)?.writer.push(p),
-        onNotice: (n) => this.writeNotice(n),
+        onNotice: (n) => {
+          this.writeNotice(n);
+          if (n.type === 'app_key_refused') {
+            this.refuseKey(
+              `venue ${this.options.venue} refused its app key (${n.reason}): fix appKey in the topology and restart the worker`,
+            );
+          }
+        },
       });
       feed.start();
       this.feed = feed;
@@ -197,7 +228,7 @@ export class VenueAdapter implements UpstreamAdapter {
     const feed = this.feed;
     if (feed === undefined) return;
     const answer = await feed.unsubscribe([symbol]);
-    if (!answer.ok && answer.error.code !== 'closed')
+    if (!answer.ok && answer.error.code !== 'closed' && answer.error.code !== 'app_key_refused')
       this.options.log.warn({ venue: this.options.venue, symbol, error: answer.error }, 'venue unsubscribe not confirmed yet');
     if (this.runs.size === 0 && this.feed === feed) await this.shutdown();
   }
@@ -226,6 +257,14 @@ export class VenueAdapter implements UpstreamAdapter {
     await this.options.leases.release(lease, this.options.workerId).catch((error: unknown) => {
       this.options.log.warn({ venue: this.options.venue, err: errorMessage(error) }, 'venue lease release failed; it expires by itself');
     });
+  }
+
+  /** Ends every run with the final error; the last one's release closes the feed and frees the venue lease. */
+  private refuseKey(message: string): void {
+    if (this.refusal !== undefined) return;
+    const refusal = { code: 'upstream_refused', retryable: false, message } as const;
+    this.refusal = refusal;
+    for (const run of [...this.runs.values()]) run.finish({ reason: 'failed', error: refusal });
   }
 
   private writeNotice(notice: VenueNotice): void {

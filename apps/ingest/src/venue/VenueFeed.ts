@@ -4,7 +4,7 @@ import { errorMessage } from '@streamgate/ingest-core';
 import { backoffDelay } from '@streamgate/protocol';
 import { CoverageMap } from './CoverageMap.js';
 import { FeedCalls } from './FeedCalls.js';
-import type { FeedAnswer } from './FeedError.js';
+import type { FeedAnswer, FeedError } from './FeedError.js';
 import type { VenueFeedOptions } from './VenueFeedOptions.js';
 import { planShards } from './planShards.js';
 import { RejectionList } from './RejectionList.js';
@@ -44,6 +44,9 @@ export class VenueFeed {
   private coverageTimer: NodeJS.Timeout | undefined;
   private lastCoverage = '';
   private closed = false;
+  /** Set once the venue refused the app key: final, nothing is sent under it any more. */
+  private keyRefusal: Extract<FeedError, { code: 'app_key_refused' }> | undefined;
+  private droppingRefused: Promise<void> = Promise.resolve();
   private readonly now: () => number;
   private readonly openSession: OpenShardSession;
 
@@ -167,6 +170,7 @@ export class VenueFeed {
       rejected: [...this.rejected.active()],
       unplaced: [...this.unplaced],
       pendingCalls: this.calls.size,
+      appKeyRefused: this.keyRefusal !== undefined,
       shards: [...this.shards.values()].map((sh) => ({
         index: sh.index,
         sessionId: sh.sessionId,
@@ -186,6 +190,7 @@ export class VenueFeed {
     clearInterval(this.coverageTimer);
     this.calls.fail({ code: 'closed', retryable: false, message: 'the feed is closing' });
     await Promise.all([...this.shards.values()].map((sh) => this.dropShard(sh)));
+    await this.droppingRefused;
   }
 
   private change(symbols: unknown, apply: (list: string[]) => { add: string[]; remove: string[] }): Promise<FeedAnswer> {
@@ -196,6 +201,7 @@ export class VenueFeed {
       const why = parsed.error.issues.map((i) => `${i.path.join('.') || 'symbols'}: ${i.message}`).join('; ');
       return Promise.resolve({ ok: false, error: { code: 'invalid_symbols', retryable: false, symbols, message: why } });
     }
+    if (this.keyRefusal !== undefined) return Promise.resolve({ ok: false, error: this.keyRefusal });
     const { add, remove } = apply([...new Set(parsed.data)]);
     this.replan();
     return this.calls.wait(add, remove);
@@ -208,7 +214,7 @@ export class VenueFeed {
 
   /** Sticky re-plan from the effective wanted set; only shards whose list changed are touched. */
   private replan(): void {
-    if (this.closed) return;
+    if (this.closed || this.keyRefusal !== undefined) return;
     const eligible = [...this.wanted].filter((s) => !this.rejected.has(s));
     const plan = planShards({
       shards: [...this.shards.values()].map((sh) => ({ index: sh.index, symbols: sh.symbols, capacity: this.ceiling })),
@@ -274,7 +280,7 @@ export class VenueFeed {
   }
 
   private pump(shard: VenueShard): void {
-    if (this.closed || !shard.ready) return;
+    if (this.closed || this.keyRefusal !== undefined || !shard.ready) return;
     if (shard.takeReplay() && shard.symbols.length > 0) return this.reconciler.run(shard, 'replay', shard.symbols, []);
     const { subscribe, unsubscribe } = shard.diff();
     if (subscribe.length > 0 || unsubscribe.length > 0) return this.reconciler.run(shard, 'diff', subscribe, unsubscribe);
@@ -288,6 +294,10 @@ export class VenueFeed {
     if (verdict.kind === 'reopen') {
       this.options.events?.attempt?.(attempt.kind, 'invalid_session');
       return this.reopen(shard, verdict.reason);
+    }
+    if (verdict.kind === 'key_refused') {
+      this.options.events?.attempt?.(attempt.kind, 'key_refused');
+      return this.refuseKey(shard, verdict.reason);
     }
     const { failure, replan, refused, ceiling } = verdict;
     if (refused !== undefined) {
@@ -312,6 +322,35 @@ export class VenueFeed {
     this.calls.settle();
   }
 
+  /**
+   * A refused app key refuses every session's calls alike, and neither a retry nor a new session
+   * can change that, so backing off would only knock on the venue for ever. The feed stops asking
+   * (its sessions close, they hold slots of a key that works for nothing), answers every caller
+   * with the final error and reports it once; a corrected key is read at the next start.
+   */
+  private refuseKey(shard: VenueShard, reason: string): void {
+    if (this.keyRefusal !== undefined) return;
+    const { venue, log } = this.options;
+    this.keyRefusal = {
+      code: 'app_key_refused',
+      retryable: false,
+      venue,
+      message: `venue ${venue} refused its app key (${reason}): fix appKey in the topology and restart the worker`,
+    };
+    log.error(
+      { venue, shard: shard.index, code: 'app_key_refused', reason },
+      'venue refused the app key; its subscriptions stop until the topology is fixed and the worker restarted',
+    );
+    this.notice({ type: 'app_key_refused', shard: shard.index, reason });
+    this.calls.fail(this.keyRefusal);
+    const shards = [...this.shards.values()];
+    this.coverage.forget(shards.flatMap((sh) => sh.symbols));
+    this.droppingRefused = Promise.all(shards.map((sh) => this.dropShard(sh))).then(
+      () => undefined,
+      (error: unknown) => log.error({ venue, err: errorMessage(error) }, 'venue sessions did not close after the app key was refused'),
+    );
+  }
+
   private succeeded(shard: VenueShard, kind: AttemptKind): void {
     const failures = shard.succeeded(kind);
     if (failures > 0) this.notice({ type: 'reassert_recovered', shard: shard.index, failures });
@@ -330,6 +369,7 @@ export class VenueFeed {
 
   /** The blind re-assert: every connected session's whole list, one attempt per session per tick. */
   private tick(): void {
+    if (this.keyRefusal !== undefined) return this.reportCoverage();
     const expired = this.rejected.prune();
     if (expired.length > 0) {
       this.notice({ type: 'refusal_expired', symbols: expired });

@@ -123,10 +123,11 @@ describe('VenueHttpClient answers', () => {
     ],
     ['429 TOO_MANY_REQUESTS', json(429, { code: 'TOO_MANY_REQUESTS' }), { code: 'venue_rate_limited', retryable: true }],
     ['429 without a body', raw(429, ''), { code: 'venue_rate_limited', retryable: true }],
+    ['401 INVALID_APP_KEY', json(401, { code: 'INVALID_APP_KEY' }), { code: 'invalid_app_key', status: 401, retryable: false }],
     [
-      '401 INVALID_APP_KEY',
-      json(401, { code: 'INVALID_APP_KEY' }),
-      { code: 'http_error', status: 401, venueCode: 'INVALID_APP_KEY', retryable: false },
+      'INVALID_APP_KEY whose message quotes the key (left out: it ends up in logs)',
+      json(401, { code: 'INVALID_APP_KEY', message: 'unknown key s3cr3t' }),
+      { code: 'invalid_app_key', status: 401, retryable: false, message: expect.not.stringContaining('s3cr3t') as unknown },
     ],
     [
       '400 INVALID_PARAMETER',

@@ -14,9 +14,11 @@ export type VenueCallError =
   | { code: 'invalid_session'; retryable: false; message: string }
   | { code: 'too_many_symbols'; retryable: false; limit: number; message: string }
   | { code: 'invalid_symbols'; retryable: false; symbols: string[]; message: string }
+  /** INVALID_APP_KEY: no call with this key can succeed until the key itself is changed. */
+  | { code: 'invalid_app_key'; retryable: false; status: number; message: string }
   | { code: 'venue_rate_limited'; retryable: true; message: string }
   | { code: 'local_rate_limited'; retryable: true; message: string }
-  /** Any other non-2xx; `venueCode` when the venue named one (INVALID_APP_KEY, INVALID_PARAMETER, INTERNAL). */
+  /** Any other non-2xx; `venueCode` when the venue named one (INVALID_PARAMETER, INTERNAL). */
   | { code: 'http_error'; retryable: boolean; status: number; venueCode?: string; message: string }
   | { code: 'transport'; retryable: true; message: string }
   | { code: 'timeout'; retryable: true; message: string }
@@ -194,6 +196,13 @@ function mapAnswer(op: Op, status: number, text: string): VenueCallResult {
         message: `${op}: venue rate limit (TOO_MANY_REQUESTS, HTTP ${status})`,
       });
     case 'INVALID_APP_KEY':
+      // The message names neither the key nor the venue's text about it: it ends up in logs and notices.
+      return failure({
+        code: 'invalid_app_key',
+        retryable: false,
+        status,
+        message: `${op}: venue refused the app key (HTTP ${status} INVALID_APP_KEY)`,
+      });
     case 'INVALID_PARAMETER':
     case 'INTERNAL':
       return failure({

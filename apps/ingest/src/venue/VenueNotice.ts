@@ -15,5 +15,7 @@ export type VenueNotice =
   | { type: 'shard_crashed'; shard: number; reason: string }
   /** The venue refused a session's CONNECT in a way retrying cannot fix (a bad app key). */
   | { type: 'session_refused'; shard: number; reason: string }
+  /** The venue refused the app key over HTTP: the feed stopped for good (until a restart with another key). */
+  | { type: 'app_key_refused'; shard: number; reason: string }
   /** The venue numbers a symbol's kind from a lower `seq` again, later in time (a venue restart). */
   | { type: 'sequence_restart'; symbol: string; kind: VenueKind; fromSeq: number; toSeq: number; epoch: number };

@@ -5,6 +5,8 @@ import type { Attempt, VenueShard } from './VenueShard.js';
 export type AttemptVerdict =
   /** INVALID_SESSION: the session is replaced. */
   | { readonly kind: 'reopen'; readonly reason: string }
+  /** INVALID_APP_KEY: retrying cannot help; the feed stops working under this key. */
+  | { readonly kind: 'key_refused'; readonly reason: string }
   | {
       readonly kind: 'settled';
       /** Set when the attempt failed: the feed backs off (or latches a re-assert notice). */
@@ -37,6 +39,8 @@ export function judgeAttempt(
       return { kind: 'settled', replan: false, failure: result.reason };
     case 'invalid_session':
       return { kind: 'reopen', reason: 'venue answered INVALID_SESSION' };
+    case 'key_refused':
+      return { kind: 'key_refused', reason: result.reason };
     case 'refused': {
       const sent = new Set(attempt.subscribe);
       const fresh = result.symbols.filter((s) => sent.has(s) && !isRejected(s));

@@ -9,7 +9,8 @@ export type VenueSimFault =
   | { fault: 'setConnackDelay'; ms: number }
   | { fault: 'failNextCalls'; count: number; status?: number }
   | { fault: 'setRateLimit'; rateLimit: VenueRateLimit | null }
-  | { fault: 'restartSequences' };
+  | { fault: 'restartSequences' }
+  | { fault: 'revokeAppKey'; appKey: string };
 
 export type ParsedFault = { ok: true; fault: VenueSimFault } | { ok: false; field: string; message: string };
 
@@ -32,6 +33,11 @@ export function parseFault(body: unknown): ParsedFault {
   switch (fault) {
     case 'restartSequences':
       return { ok: true, fault: { fault } };
+    case 'revokeAppKey': {
+      const { appKey } = body;
+      if (typeof appKey !== 'string' || appKey.length === 0) return refuse('appKey', 'appKey must be a non-empty string');
+      return { ok: true, fault: { fault, appKey } };
+    }
     case 'dropSession':
     case 'crashSocket':
     case 'silence': {
@@ -85,7 +91,7 @@ export function parseFault(body: unknown): ParsedFault {
       return refuse(
         'fault',
         'fault must be one of dropSession, crashSocket, silence, setUnknownSymbols, setSymbolCeiling, ' +
-          'setResponseDelay, setConnackDelay, failNextCalls, setRateLimit',
+          'setResponseDelay, setConnackDelay, failNextCalls, setRateLimit, restartSequences, revokeAppKey',
       );
   }
 }

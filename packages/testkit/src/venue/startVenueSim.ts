@@ -68,6 +68,12 @@ export interface VenueSim extends AsyncDisposable {
   setRateLimit(limit: VenueRateLimit | null): void;
   /** Every (symbol, kind) numbers from seq 1 again, as a venue that restarted does. */
   restartSequences(): void;
+  /**
+   * The venue forgets `appKey`, as when a key is revoked: later HTTP calls with it get 401
+   * INVALID_APP_KEY and later CONNECTs return code 4, while its connected sessions stay up.
+   * False if the key was not known.
+   */
+  revokeAppKey(appKey: string): boolean;
   /** Stops publishing and closes both listeners and every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -145,6 +151,8 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
       case 'restartSequences':
         loop.restartSequences();
         return {};
+      case 'revokeAppKey':
+        return { found: appKeys.delete(fault.appKey) };
     }
   };
 
@@ -200,6 +208,8 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
     failNextCalls: (count, status) => state.failNextCalls(count, status),
     setRateLimit: (limit) => state.setRateLimit(limit),
     restartSequences: () => loop.restartSequences(),
+    // The broker and the HTTP side read this one set at each CONNECT and call.
+    revokeAppKey: (appKey) => appKeys.delete(appKey),
     close,
     [Symbol.asyncDispose]: close,
   };
