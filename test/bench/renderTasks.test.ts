@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { aggregateRounds } from './aggregateRounds.js';
 import type { StepResult } from './fanoutBench.js';
 import { redisGrowth, renderTasksMarkdown, renderTasksSvg } from './renderTasks.js';
 import type { TaskResult } from './tasksBench.js';
@@ -88,6 +89,59 @@ describe('renderTasksMarkdown', () => {
 
   it('renders nothing for a run without task workloads', () => {
     expect(renderTasksMarkdown([], undefined)).toEqual([]);
+  });
+});
+
+describe('renderTasksMarkdown with rounds', () => {
+  function rounded(series: TaskSeries, values: readonly (readonly [number, number])[], received = 4_998): TaskResult {
+    const rounds = values.map(([server, redis], round) => {
+      const r = result(series, 10_000, 1_000, redis);
+      if (r.step === null) throw new Error('the fixture has a step');
+      return { ...r, serverUsPerEntry: server, step: { ...r.step, received, p99Ms: server / 10 }, round, position: 0 };
+    });
+    return aggregateRounds(rounds);
+  }
+  const relay = rounded('relay-notify', [
+    [100, 60],
+    [140, 70],
+    [120, 80],
+  ]);
+  const socketio = rounded(
+    'socketio',
+    [
+      [200, 100],
+      [160, 100],
+      [300, 100],
+    ],
+    4_900,
+  );
+
+  it('shows the medians in the same table, with the median round’s latency and the share over all rounds', () => {
+    const md = renderTasksMarkdown([relay, socketio], 5_000, 3).join('\n');
+    expect(md).toContain('3 rounds, the series alternating within each workload');
+    expect(md).toContain(
+      '| 10,000 streams × 1 at 1k/s | streamgate relay, keyspace notifications | 1,000 | 70.0 | 120.0 | 3.0 / 12.0 | — | 99.96% |',
+    );
+    expect(md).toContain('| 10,000 streams × 1 at 1k/s | Socket.IO 4 + redis-streams | 1,000 | 100.0 | 200.0 | 3.0 / 20.0 | — | 98.00% |');
+  });
+
+  it('adds relay ÷ Socket.IO of the medians and the range of the paired rounds', () => {
+    const md = renderTasksMarkdown([relay, socketio], 5_000, 3).join('\n');
+    expect(md).toContain(
+      '- 10,000 streams × 1 at 1k/s, streamgate relay, keyspace notifications ÷ Socket.IO 4 + redis-streams: ' +
+        'server µs/entry 0.60× (rounds 0.40–0.88×), Redis µs/entry 0.70× (rounds 0.60–0.80×); 3 paired rounds',
+    );
+  });
+
+  it('says when the budget left a series fewer rounds, and gives no ratio without Socket.IO', () => {
+    const md = renderTasksMarkdown([relay], 5_000, 4).join('\n');
+    expect(md).toContain('| 1,000 (3 of 4 rounds: time budget spent) |');
+    expect(md).not.toContain('Relay ÷ Socket.IO');
+  });
+
+  it('leaves the one-round table as it was', () => {
+    expect(renderTasksMarkdown(results, 5_000, 1)).toEqual(renderTasksMarkdown(results, 5_000));
+    expect(renderTasksMarkdown(results, 5_000).join('\n')).not.toContain('rounds');
   });
 });
 

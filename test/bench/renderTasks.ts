@@ -1,3 +1,4 @@
+import { pairedRatios } from './pairedRatios.js';
 import type { TaskResult } from './tasksBench.js';
 import { TASK_SERIES } from './taskWorkloads.js';
 import type { TaskSeries } from './taskWorkloads.js';
@@ -31,11 +32,21 @@ export function redisGrowth(results: readonly TaskResult[], series: TaskSeries, 
   return first === undefined || last === undefined || first === null || last === null || first === 0 ? null : last / first;
 }
 
-export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: number | undefined): string[] {
+/**
+ * The task table. With `rounds` > 1 (BENCH_ROUNDS) each row summarizes its rounds (aggregateRounds)
+ * and the relay ÷ Socket.IO lines follow the table; with one round the output is as it always was.
+ */
+export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: number | undefined, rounds = 1): string[] {
   if (results.length === 0) return [];
   const lines: string[] = [];
+  const roundsNote =
+    rounds > 1
+      ? `${rounds} rounds, the series alternating within each workload (A B, then B A), a fresh server each time; ` +
+        'µs/entry: the median of the rounds; p50 / p99 and p99 from write: of the median round (the one whose server µs/entry is the lower median); ' +
+        'delivered: over all rounds; '
+      : '';
   lines.push(
-    `**Per-task streams: many streams × 1 subscriber each, at a fixed total rate** (${stepMs === undefined ? '' : `${stepMs / 1000} s per workload after a warm-up, `}` +
+    `**Per-task streams: many streams × 1 subscriber each, at a fixed total rate** (${stepMs === undefined ? '' : `${stepMs / 1000} s per workload after a warm-up, `}${roundsNote}` +
       'round-robin over the streams; CPU µs per entry delivered, Redis with its XADDs; latency from intended send time, and p99 from the write: ' +
       'from the time in the entry’s stream id, the server’s own share, read up to 1 ms high, where frames carry ids)',
   );
@@ -52,14 +63,18 @@ export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: numb
         continue;
       }
       const s = r.step;
-      const failed = r.openFailed > 0 ? ` (${fmtCount(r.openFailed)} sockets failed to subscribe)` : '';
+      const failed =
+        r.openFailed > 0 ? ` (${fmtCount(r.openFailed)} sockets failed to subscribe${r.rounds === undefined ? '' : ', all rounds'})` : '';
+      const fewer =
+        r.rounds !== undefined && r.rounds.length < rounds ? ` (${r.rounds.length} of ${rounds} rounds: time budget spent)` : '';
       lines.push(
-        `| ${w} | ${SERIES_LABEL[series]} | ${fmtCount(r.sockets)}${failed} | ${fmtUs(r.redisUsPerEntry)} | ${fmtUs(r.serverUsPerEntry)} | ` +
-          `${s.p50Ms.toFixed(1)} / ${s.p99Ms.toFixed(1)} | ${s.fromWriteP99Ms === undefined ? '—' : s.fromWriteP99Ms.toFixed(1)} | ${(s.deliveredRatio * 100).toFixed(2)}% |`,
+        `| ${w} | ${SERIES_LABEL[series]} | ${fmtCount(r.sockets)}${failed}${fewer} | ${fmtUs(r.redisUsPerEntry)} | ${fmtUs(r.serverUsPerEntry)} | ` +
+          `${s.p50Ms.toFixed(1)} / ${s.p99Ms.toFixed(1)} | ${s.fromWriteP99Ms === undefined ? '—' : s.fromWriteP99Ms.toFixed(1)} | ${((r.deliveredShare ?? s.deliveredRatio) * 100).toFixed(2)}% |`,
       );
     }
   }
   lines.push('');
+  if (rounds > 1) lines.push(...renderRoundRatios(results, workloads));
   const rates = [...new Set(results.map((r) => r.eventsPerSecond))].sort((a, b) => a - b);
   const growth = TASK_SERIES.flatMap((series) =>
     rates.map((rate) => ({ series, rate, g: redisGrowth(results, series, rate) })).filter((x) => x.g !== null),
@@ -73,6 +88,42 @@ export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: numb
     lines.push('');
   }
   return lines;
+}
+
+const RELAY_SERIES = ['relay-batch', 'relay-notify'] as const satisfies readonly TaskSeries[];
+
+/**
+ * Per workload and relay series measured in rounds beside Socket.IO: relay ÷ Socket.IO of the
+ * medians, and the range of the per-round ratios (each round's pair ran back to back, so that
+ * range is the drift the ratio is left with, not the drift between the series' measurements).
+ */
+function renderRoundRatios(results: readonly TaskResult[], workloads: readonly string[]): string[] {
+  const lines: string[] = [];
+  for (const w of workloads) {
+    const socketio = results.find((r) => r.workload === w && r.series === 'socketio' && r.rounds !== undefined);
+    if (socketio === undefined) continue;
+    for (const series of RELAY_SERIES) {
+      const relay = results.find((r) => r.workload === w && r.series === series && r.rounds !== undefined);
+      if (relay === undefined) continue;
+      const cell = (metric: (r: TaskResult) => number | null): string => {
+        const p = pairedRatios(relay, socketio, metric);
+        const range = p.min === null || p.max === null ? 'no round paired' : `rounds ${p.min.toFixed(2)}–${p.max.toFixed(2)}×`;
+        return `${p.ofMedians === null ? '—' : `${p.ofMedians.toFixed(2)}×`} (${range})`;
+      };
+      const paired = pairedRatios(relay, socketio, (r) => r.serverUsPerEntry).perRound.length;
+      lines.push(
+        `- ${w}, ${SERIES_LABEL[series]} ÷ ${SERIES_LABEL.socketio}: server µs/entry ${cell((r) => r.serverUsPerEntry)}, ` +
+          `Redis µs/entry ${cell((r) => r.redisUsPerEntry)}; ${paired} paired ${paired === 1 ? 'round' : 'rounds'}`,
+      );
+    }
+  }
+  if (lines.length === 0) return [];
+  return [
+    '**Relay ÷ Socket.IO per workload**: ratio of the medians (below 1: the relay spends less per entry); after “rounds”, the lowest and highest of the per-round ratios, round r’s relay ÷ round r’s Socket.IO',
+    '',
+    ...lines,
+    '',
+  ];
 }
 
 /** Redis CPU per entry against streams watched (log scale), one panel per rate, one line per series. */

@@ -30,6 +30,8 @@ export interface BenchResults {
   pinning?: Pinning;
   /** The per-task-stream workloads; absent in runs before they existed. */
   tasks?: TaskResult[];
+  /** BENCH_ROUNDS when above 1 (each task result then the median of that many rounds); absent with one round. */
+  tasksRounds?: number;
 }
 
 const LABEL: Record<ServerKind, string> = {
@@ -160,7 +162,7 @@ export function renderMarkdown(r: BenchResults): string {
     );
     lines.push('');
   }
-  lines.push(...renderTasksMarkdown(r.tasks ?? [], r.scaleConfig.tasks?.stepMs));
+  lines.push(...renderTasksMarkdown(r.tasks ?? [], r.scaleConfig.tasks?.stepMs, r.tasksRounds));
   if (r.socketioDefaults !== null)
     lines.push(`Socket.IO settings (its defaults, WebSocket transport only): \`${JSON.stringify(r.socketioDefaults)}\``);
   return `${lines.join('\n')}\n`;
@@ -260,7 +262,10 @@ export function writeReport(r: BenchResults, dir: string): string[] {
     const tasksFile = join(dir, 'tasks.svg');
     writeFileSync(
       tasksFile,
-      renderTasksSvg(r.tasks ?? [], `Per-task streams × 1 subscriber — ${r.machine.cores} cores, one run (${r.startedAt})`),
+      renderTasksSvg(
+        r.tasks ?? [],
+        `Per-task streams × 1 subscriber — ${r.machine.cores} cores, ${(r.tasksRounds ?? 1) > 1 ? `median of ${r.tasksRounds} rounds` : 'one run'} (${r.startedAt})`,
+      ),
     );
     files.push(tasksFile);
   }

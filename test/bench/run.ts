@@ -24,6 +24,7 @@ import { measureStorm } from './stormBench.js';
 import type { StormResult } from './stormBench.js';
 import { parseFdLimit, seriesOf, serverSetup } from './taskWorkloads.js';
 import { measureTasks } from './tasksBench.js';
+import { measureTaskRounds } from './measureTaskRounds.js';
 import { measureCluster } from './clusterBench.js';
 import type { ClusterResults } from './clusterBench.js';
 import { BENCH_AUDIENCE as AUDIENCE, BENCH_ISSUER as ISSUER, mintBenchTokens as mintTokens } from './mintBenchTokens.js';
@@ -112,16 +113,24 @@ async function main(): Promise<void> {
       results.servers[kind] = await benchServer(kind, options.parts, scale, key, ctx, fleet, results, deadline);
     }
     if (options.parts.has('tasks')) {
-      results.tasks = await measureTasks({
+      const deps = {
         series: seriesOf(options.servers).filter((s) => options.series === null || options.series.includes(s)),
         ctx,
         fleet,
         scale,
         fdLimit: fdLimit(),
-        mintTokens: (redisUrl, streams) => mintTokens(key, redisUrl, streams),
+        mintTokens: (redisUrl: string, streams: readonly string[]) => mintTokens(key, redisUrl, streams),
         log,
         deadline: Date.now() + TASKS_BUDGET_MS,
-      });
+      };
+      // One round keeps the series-by-series order (and results.json) of every run before rounds existed.
+      if (options.rounds > 1) {
+        log(`task workloads: ${options.rounds} rounds per workload, the series alternating`);
+        results.tasksRounds = options.rounds;
+        results.tasks = await measureTaskRounds({ ...deps, rounds: options.rounds });
+      } else {
+        results.tasks = await measureTasks(deps);
+      }
     }
     if (options.parts.has('cluster')) {
       cluster = await measureCluster({

@@ -138,6 +138,15 @@ const BenchEnv = z.object({
   /** Write a CPU profile of every relay process into this directory. */
   BENCH_PROFILE_DIR: z.string().optional(),
   BENCH_OUT_DIR: z.string().optional(),
+  /**
+   * Rounds of the task workloads: with N > 1 each workload measures the chosen series N times,
+   * alternating their order, and reports medians (measureTaskRounds); 1 measures as always.
+   */
+  BENCH_ROUNDS: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'BENCH_ROUNDS must be a whole number of rounds, 1 or more')
+    .default('1')
+    .transform(Number),
   /** Replicas per primary of the cluster part's Redis Cluster. */
   BENCH_CLUSTER_REPLICAS: z.enum(['0', '1']).default('1').transform(Number),
 });
@@ -149,6 +158,8 @@ export interface BenchOptions {
   /** The task series to run; null: every series of the chosen servers. */
   readonly series: readonly TaskSeries[] | null;
   readonly pin: 'auto' | 'off';
+  /** Rounds of the task workloads (BENCH_ROUNDS): 1, or the series alternated that many times per workload. */
+  readonly rounds: number;
   readonly profileDir: string | undefined;
   readonly outDir: string | undefined;
 }
@@ -157,7 +168,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;
@@ -178,6 +189,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
     parts: new Set(e.BENCH_PARTS),
     series: e.BENCH_SERIES ?? null,
     pin: e.BENCH_PIN,
+    rounds: e.BENCH_ROUNDS,
     profileDir: e.BENCH_PROFILE_DIR,
     outDir: e.BENCH_OUT_DIR,
   };

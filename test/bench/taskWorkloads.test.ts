@@ -135,3 +135,15 @@ describe('workload selection', () => {
     expect(() => parseBenchEnv({ BENCH_PIN: 'yes' })).toThrow(/BENCH_PIN=auto\|off/);
   });
 });
+
+describe('BENCH_ROUNDS', () => {
+  it('is 1 by default, and takes a whole number of rounds', () => {
+    expect(parseBenchEnv({}).rounds).toBe(1);
+    expect(parseBenchEnv({ BENCH_ROUNDS: '3' }).rounds).toBe(3);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    for (const bad of ['0', '-1', '1.5', 'two', ''])
+      expect(() => parseBenchEnv({ BENCH_ROUNDS: bad })).toThrow(/BENCH_ROUNDS must be a whole number of rounds, 1 or more/);
+  });
+});

@@ -28,6 +28,23 @@ export interface TaskResult extends TaskWorkloadRun {
   readonly redisUsPerEntry: number | null;
   /** Server CPU µs per entry delivered. */
   readonly serverUsPerEntry: number | null;
+  /**
+   * With BENCH_ROUNDS > 1: every round's measurement of this series on this workload, in round
+   * order; the fields above then summarize them (aggregateRounds). Absent with one round.
+   */
+  readonly rounds?: readonly TaskRound[];
+  /** With rounds: the index in `rounds` of the round whose `step` is shown (p50, p99). */
+  readonly medianRound?: number;
+  /** With rounds: the share of entries delivered over all of them (`step.deliveredRatio` is the median round's). */
+  readonly deliveredShare?: number;
+}
+
+/** One measurement of a series on a workload in a run of several rounds. */
+export interface TaskRound extends Omit<TaskResult, 'rounds' | 'medianRound' | 'deliveredShare'> {
+  /** 0-based. */
+  readonly round: number;
+  /** Its place in the round's order (0: measured first), to look for an order effect in results.json. */
+  readonly position: number;
 }
 
 export interface TasksDeps {
@@ -71,7 +88,8 @@ export async function measureTasks(d: TasksDeps): Promise<TaskResult[]> {
   return out;
 }
 
-async function measureOne(
+/** One series on one workload: a fresh server on `redis`, a warm-up step, then the recorded step. */
+export async function measureOne(
   d: TasksDeps,
   series: TaskSeries,
   setup: SeriesSetup,
@@ -126,7 +144,7 @@ async function waitForReadLoops(d: TasksDeps, redis: RedisServer, streams: numbe
   }
 }
 
-function skipped(series: TaskSeries, w: TaskWorkload, reason: string | null): TaskResult {
+export function skipped(series: TaskSeries, w: TaskWorkload, reason: string | null): TaskResult {
   return {
     series,
     workload: w.name,
