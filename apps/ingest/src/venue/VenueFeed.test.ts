@@ -64,12 +64,12 @@ function fakeVenue() {
 const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const quote = (symbol: string): VenuePayload => ({ kind: 'quote', symbol, seq: 1, ts: 1, bid: 1, ask: 2 });
 
-function setup(over: { maxSymbolsPerSession?: number } = {}) {
+function setup(over: { maxSymbolsPerSession?: number; venue?: string } = {}) {
   const venue = fakeVenue();
   const notices: VenueNotice[] = [];
   const payloads: VenuePayload[] = [];
   const feed = new VenueFeed({
-    venue: 'sim',
+    venue: over.venue ?? 'sim',
     mqttUrl: 'mqtt://venue',
     appKey: 'key',
     http: venue.http,
@@ -141,6 +141,31 @@ describe('VenueFeed', () => {
       { op: 'subscribe', sessionId: first.options.sessionId, symbols: feed.status().shards[0] ? ['A', 'B'] : [] },
     ]);
     expect(feed.status().shards[0]).toMatchObject({ connected: true, confirmed: 2 });
+    await feed.close();
+  });
+
+  it('names each session by an MQTT 3.1.1 client id (1–23 of [0-9a-zA-Z]), its own, kept across a reconnect, in every HTTP call', async () => {
+    // The longest venue name the topology allows.
+    const { venue, feed } = setup({ venue: 'a-very-long-venue-name_012345678', maxSymbolsPerSession: 2 });
+    const pending = feed.subscribe(['A', 'B', 'C', 'D', 'E', 'F']);
+    expect(venue.sessions).toHaveLength(3);
+    venue.connackAll();
+    expect(await answered(pending)).toEqual({ ok: true });
+    const ids = venue.sessions.map((s) => s.options.sessionId);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-zA-Z]{1,23}$/);
+    expect(new Set(ids).size).toBe(3);
+    expect(feed.status().shards.map((sh) => sh.sessionId)).toEqual(ids);
+    expect(new Set(venue.calls.map((c) => c.sessionId))).toEqual(new Set(ids));
+
+    const first = venue.sessions[0];
+    if (first === undefined) throw new Error('no session');
+    venue.calls.length = 0;
+    first.options.onLinkDown({ code: 'closed', retryable: true, message: 'dropped' });
+    first.options.onLinkUp();
+    await vi.advanceTimersByTimeAsync(0);
+    // A redial is the same session to the venue: same id, and the replay names it.
+    expect(venue.sessions).toHaveLength(3);
+    expect(venue.calls.map((c) => c.sessionId)).toEqual([ids[0]]);
     await feed.close();
   });
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { errorMessage } from '@streamgate/ingest-core';
 import { backoffDelay } from '@streamgate/protocol';
@@ -16,6 +15,7 @@ import type { VenueKind } from './venueSchemas.js';
 import { VenueShard } from './VenueShard.js';
 import type { Attempt, AttemptKind, OpenShardSession } from './VenueShard.js';
 import { judgeAttempt } from './judgeAttempt.js';
+import { newSessionId } from './newSessionId.js';
 import { openShardSessions } from './openShardSessions.js';
 
 /** Caller-supplied symbol lists: checked whole before anything moves. */
@@ -246,7 +246,7 @@ export class VenueFeed {
   }
 
   private openShard(index: number): VenueShard {
-    const shard = new VenueShard(index, () => newSessionId(this.options.venue, index), this.openSession);
+    const shard = new VenueShard(index, () => newSessionId(index), this.openSession);
     this.shards.set(index, shard);
     shard.session.open();
     return shard;
@@ -410,8 +410,4 @@ export class VenueFeed {
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((s, i) => s === b[i]);
-}
-
-function newSessionId(venue: string, index: number): string {
-  return `${venue}-${index}-${randomUUID().slice(0, 8)}`;
 }

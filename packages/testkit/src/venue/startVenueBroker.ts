@@ -8,6 +8,8 @@ export interface VenueBrokerOptions {
   appKeys: ReadonlySet<string>;
   sessionsPerKey: number;
   registry: SessionRegistry;
+  /** Refuse client ids beyond what MQTT 3.1.1 obliges a server to take (1–23 of [0-9a-zA-Z]), as a server may. */
+  strictClientIds: boolean;
   /** Read at each CONNECT, so a change applies to the next connection. */
   connackDelayMs: () => number;
 }
@@ -22,7 +24,9 @@ export interface VenueBroker {
 }
 
 // aedes' AuthErrorCode is a const enum in its typings, which isolatedModules cannot import.
+const IDENTIFIER_REJECTED = 2;
 const BAD_USERNAME_OR_PASSWORD = 4;
+const GUARANTEED_CLIENT_ID = /^[0-9a-zA-Z]{1,23}$/;
 const NOT_AUTHORIZED = 5;
 
 function refusal(message: string, returnCode: number): AuthenticateError {
@@ -57,6 +61,10 @@ export async function startVenueBroker(options: VenueBrokerOptions): Promise<Ven
   };
 
   broker.authenticate = (client, username, _password, done) => {
+    if (options.strictClientIds && !GUARANTEED_CLIENT_ID.test(client.id)) {
+      done(refusal(`client id ${JSON.stringify(client.id)} is not 1-23 of [0-9a-zA-Z]`, IDENTIFIER_REJECTED), false);
+      return;
+    }
     if (username === undefined || !appKeys.has(username)) {
       done(refusal(`unknown app key ${JSON.stringify(username)}`, BAD_USERNAME_OR_PASSWORD), false);
       return;

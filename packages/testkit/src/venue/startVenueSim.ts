@@ -30,6 +30,11 @@ export interface StartVenueSimOptions {
   unknownSymbols?: readonly string[];
   /** The venue's own per-key request limit; default none. */
   rateLimit?: VenueRateLimit | null;
+  /**
+   * Refuse a CONNECT (return code 2) whose client id is not 1–23 characters of [0-9a-zA-Z], the
+   * only ids MQTT 3.1.1 obliges a server to accept. Default false: longer ids are accepted.
+   */
+  strictClientIds?: boolean;
 }
 
 export interface VenueSim extends AsyncDisposable {
@@ -109,6 +114,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
     appKeys,
     sessionsPerKey,
     registry,
+    strictClientIds: options.strictClientIds ?? false,
     connackDelayMs: () => state.connackDelayMs,
   });
 
