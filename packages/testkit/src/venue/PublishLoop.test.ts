@@ -111,11 +111,17 @@ describe('PublishLoop', () => {
     const loop = new PublishLoop({ intervalMs: 50, kinds: VENUE_KINDS, sessions: () => sessions });
     loop.round(); // warm-up
     const rounds = 20;
-    const startedAt = performance.now();
+    // CPU time this process spent, not wall time: the claim is about what a round costs, and on a
+    // shared 2-core machine (CI runs this beside cross-process files and their servers) the wall
+    // clock mostly measures how long the process waited for a core: 40-100 ms a round was seen
+    // under load while the CPU time stayed at 4-10 ms.
+    const before = process.cpuUsage();
     for (let i = 0; i < rounds; i += 1) loop.round();
-    const perRoundMs = (performance.now() - startedAt) / rounds;
+    const used = process.cpuUsage(before);
+    const perRoundMs = (used.user + used.system) / 1_000 / rounds;
     expect(loop.published().total).toBe(1_500 * (rounds + 1));
-    // Generous for a shared 2-core machine (about 5 ms when idle); the point is well inside the 50 ms interval.
+    // About 5 ms when idle, 10 ms at worst under load and coverage; the point is well inside the
+    // 50 ms interval, so half of it is the bound.
     expect(perRoundMs).toBeLessThan(25);
   });
 });
