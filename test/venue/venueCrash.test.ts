@@ -16,19 +16,38 @@ describe('venue session crash', () => {
     const otherSymbols = others.flatMap((id) => before.get(id) ?? []);
 
     h.sim.clearCalls();
+    // A beat is one venue publish round (every 50 ms). The others are judged by how many rounds
+    // went by since each of their symbols last received a payload, not by the feed's wall-clock
+    // coverage (stale after 600 ms): the venue, the feed and this sampler share one process, and
+    // on a loaded 2-core machine that process alone was seen starved for 0.5-1 s at a time, so
+    // coverage went stale while nothing was published, crash or not. Rounds stop when the process
+    // stops; a session the crash disturbed goes on missing them.
+    const rounds = () => h.sim.published().rounds;
+    const staleRounds = 600 / 50;
+    const lastGrew = new Map(otherSymbols.map((s) => [s, { count: h.received.get(s) ?? 0, round: rounds() }]));
     const samples: number[] = [];
     expect(h.sim.crashSocket(crashed)).toBe(true);
     const crashedAt = Date.now();
+    const crashRound = rounds();
     await waitFor(
       () => {
         // Sampled every 20 ms while the crashed session recovers: the others never miss a beat.
-        samples.push(otherSymbols.filter((s) => !h.feed.covered().has(s)).length);
-        return Date.now() - crashedAt > 300 && h.feed.covered().size === 250 && holdings(h.sim).size === 3;
+        const round = rounds();
+        let missed = 0;
+        for (const [symbol, last] of lastGrew) {
+          const count = h.received.get(symbol) ?? 0;
+          if (count > last.count) Object.assign(last, { count, round });
+          else missed = Math.max(missed, round - last.round);
+        }
+        samples.push(missed);
+        return round - crashRound > staleRounds && h.feed.covered().size === 250 && holdings(h.sim).size === 3;
       },
       { timeoutMs: 10_000, message: 'the crashed session recovers its whole list' },
     );
     expect(samples.length).toBeGreaterThan(5);
-    expect(Math.max(...samples)).toBe(0);
+    // Rounds the worst of the others' symbols went without a payload (0 in every run seen, loaded
+    // or not): the slack is for the sampler seeing a round published before the feed read it.
+    expect(Math.max(...samples)).toBeLessThanOrEqual(2);
     const after = holdings(h.sim);
     for (const id of others) expect(after.get(id), `session ${id} untouched`).toEqual(before.get(id));
     expect(h.sim.calls().filter((c) => others.includes(c.sessionId ?? ''))).toEqual([]);
