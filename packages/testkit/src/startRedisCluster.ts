@@ -153,13 +153,27 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   const byId = (id: string) => started.find((node) => node.id === id);
 
   /** Slot owners from every live node's view; a node that does not answer is left out. */
-  const slotOwners = async () => {
+  const askSlotOwners = async () => {
+    const nodes = live();
     const views = await Promise.allSettled(
-      live().map(async (node) => parseClusterNodes(await askRedisNodeText(node.port, 'CLUSTER', ['NODES']))),
+      nodes.map(async (node) => parseClusterNodes(await askRedisNodeText(node.port, 'CLUSTER', ['NODES']))),
     );
     const answered = views.flatMap((view) => (view.status === 'fulfilled' ? [view.value] : []));
-    if (answered.length === 0) throw new Error('redis cluster: no live node answers CLUSTER NODES');
+    if (answered.length === 0) {
+      const why = views.map((view, i) => `:${nodes[i]?.port} ${view.status === 'rejected' ? describe(view.reason) : 'answered'}`);
+      throw new Error(`redis cluster: no live node answers CLUSTER NODES (${why.join('; ')})`);
+    }
     return clusterSlotOwners(answered, liveIds());
+  };
+  // Calls made while one is in flight share its answer: a test that looks up the owners of 60
+  // keys at once (Promise.all over primaryOf) would otherwise open 60 connections to every node
+  // at once, 360 for six nodes, and on a loaded 2-core machine none answered within its 2 s.
+  let inFlight: ReturnType<typeof askSlotOwners> | undefined;
+  const slotOwners = () => {
+    inFlight ??= askSlotOwners().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
   };
 
   const waitHealthy = async (timeoutMs = 30_000) => {
