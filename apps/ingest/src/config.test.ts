@@ -52,6 +52,21 @@ describe('parseIngestConfig', () => {
     expect(refusal({ INGEST_TOPOLOGY: JSON.stringify({ ...topology, stream: [] }) })).toMatch(/"stream"/);
   });
 
+  it('refuses two venues on one endpoint and app key whose limits differ, naming neither the key nor its value', () => {
+    const venues = (west: Record<string, unknown>) => ({
+      INGEST_TOPOLOGY: JSON.stringify({ venues: { east: { ...venue }, west: { ...venue, symbols: ['ETH-USD'], ...west } } }),
+    });
+    const message = refusal(venues({ rateLimit: { perSecond: 20, burst: 10 }, maxSessions: 3, httpUrl: `${venue.httpUrl}/` }));
+    expect(message).toMatch(
+      /venues\.west: uses the same app key at http:\/\/127\.0\.0\.1:8080 as venue east, .*set the same rateLimit and maxSessions on both/,
+    );
+    expect(message).not.toContain('"key"');
+    // Equal limits, or another key or endpoint: accepted.
+    expect(config(venues({ rateLimit: { perSecond: 10, burst: 10 } })).topology.venues.west?.maxSessions).toBe(5);
+    expect(config(venues({ appKey: 'other', maxSessions: 3 })).topology.venues.west?.maxSessions).toBe(3);
+    expect(config(venues({ httpUrl: 'http://127.0.0.1:8081', maxSessions: 3 })).topology.venues.west?.maxSessions).toBe(3);
+  });
+
   it('says which schemes a URL may have', () => {
     expect(refusal(withVenue({ mqttUrl: 'ws://127.0.0.1:1883' }))).toMatch(/mqttUrl: must be an mqtt:\/\/ or mqtts:\/\/ URL/);
   });

@@ -9,6 +9,7 @@ import { normalizeRedisTarget, streamNameSchema } from '@streamgate/protocol';
 import { ingestRedisConfig, ingestRedisUrlCheck, redisTargetItemCheck } from './redis/ingestRedisConfig.js';
 import type { IngestRedisConfig } from './redis/ingestRedisConfig.js';
 import { venueSchema, venueStreams } from './venue/venueConfig.js';
+import { VenueKeyShares } from './venue/VenueKeyShares.js';
 
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-prefixed hex');
 
@@ -99,6 +100,31 @@ export const ingestTopologySchema = z
         seen.add(key);
         const tag = streamSlotTag(key);
         if (!tag.ok) ctx.addIssue({ code: 'custom', path: ['venues', name], message: `ingest cannot serve ${tag.reason}` });
+      }
+    }
+    // Entries on one endpoint and key share one limiter and one session budget, which can have
+    // only one set of numbers; taking the first entry's silently would ignore the other's.
+    const firstOnKey = new Map<string, string>();
+    for (const [name, venue] of Object.entries(t.venues)) {
+      const id = VenueKeyShares.idOf(venue);
+      const first = firstOnKey.get(id);
+      const other = first === undefined ? undefined : t.venues[first];
+      if (first === undefined || other === undefined) {
+        firstOnKey.set(id, name);
+        continue;
+      }
+      const differ = [
+        ...(JSON.stringify(other.rateLimit) === JSON.stringify(venue.rateLimit) ? [] : ['rateLimit']),
+        ...(other.maxSessions === venue.maxSessions ? [] : ['maxSessions']),
+      ];
+      if (differ.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['venues', name],
+          message:
+            `uses the same app key at ${VenueKeyShares.endpointOf(venue.httpUrl)} as venue ${first}, so both share one rate limiter ` +
+            `and one session budget: set the same ${differ.join(' and ')} on both`,
+        });
       }
     }
     for (const [name, chain] of Object.entries(t.chains)) {

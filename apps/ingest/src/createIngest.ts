@@ -13,6 +13,7 @@ import { openIngestRedis } from './redis/openIngestRedis.js';
 import { streamsOutsidePrefixes } from './streamsOutsidePrefixes.js';
 import { createVenueAdapter } from './venue/createVenueAdapter.js';
 import type { VenueAdapter } from './venue/VenueAdapter.js';
+import { VenueKeyShares } from './venue/VenueKeyShares.js';
 import { VenueMetrics } from './venue/VenueMetrics.js';
 
 export interface Ingest {
@@ -46,6 +47,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
   }
   const venueMetrics = new VenueMetrics(metrics.registry);
   const venues = new Map<string, VenueAdapter>();
+  const shares = new VenueKeyShares();
   for (const [name, venue] of Object.entries(config.topology.venues)) {
     const wiring = {
       workerId: config.INGEST_WORKER_ID,
@@ -58,6 +60,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
         duplicates: (stream: string, count: number) => metrics.evm.dedupeHits(stream, 'redis', count),
       },
       log,
+      shares,
     };
     const { adapter, keys } = createVenueAdapter(name, venue, wiring);
     venues.set(name, adapter);

@@ -6,6 +6,7 @@ import type { VenueNotice } from './VenueNotice.js';
 import type { VenueSessionOptions } from './VenueSession.js';
 import type { VenuePayload } from './venueSchemas.js';
 import type { ShardSession } from './VenueShard.js';
+import { SessionBudget } from './SessionBudget.js';
 
 interface FakeSession extends ShardSession {
   readonly options: VenueSessionOptions;
@@ -64,7 +65,7 @@ function fakeVenue() {
 const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const quote = (symbol: string): VenuePayload => ({ kind: 'quote', symbol, seq: 1, ts: 1, bid: 1, ask: 2 });
 
-function setup(over: { maxSymbolsPerSession?: number; venue?: string } = {}) {
+function setup(over: { maxSymbolsPerSession?: number; venue?: string; sessions?: SessionBudget } = {}) {
   const venue = fakeVenue();
   const notices: VenueNotice[] = [];
   const payloads: VenuePayload[] = [];
@@ -76,6 +77,7 @@ function setup(over: { maxSymbolsPerSession?: number; venue?: string } = {}) {
     kinds: ['quote'],
     maxSymbolsPerSession: over.maxSymbolsPerSession ?? 10,
     maxSessions: 3,
+    ...(over.sessions === undefined ? {} : { sessions: over.sessions }),
     reassertIntervalMs: 10_000,
     reconcileTimeoutMs: 1_000,
     callTimeoutMs: 3_000,
@@ -167,6 +169,31 @@ describe('VenueFeed', () => {
     expect(venue.sessions).toHaveLength(3);
     expect(venue.calls.map((c) => c.sessionId)).toEqual([ids[0]]);
     await feed.close();
+  });
+
+  it('opens sessions only within a budget shared with another feed on the key, and takes one the other closes', async () => {
+    const budget = new SessionBudget(3);
+    const a = setup({ maxSymbolsPerSession: 2, sessions: budget });
+    const b = setup({ maxSymbolsPerSession: 2, sessions: budget });
+    const first = a.feed.subscribe(['A1', 'A2', 'A3', 'A4']);
+    expect(a.venue.sessions).toHaveLength(2);
+    const second = b.feed.subscribe(['B1', 'B2', 'B3', 'B4']);
+    // Three between them, however many each would want alone.
+    expect(b.venue.sessions).toHaveLength(1);
+    a.venue.connackAll();
+    b.venue.connackAll();
+    expect(await answered(first)).toEqual({ ok: true });
+    expect(await answered(second)).toMatchObject({ ok: false, error: { code: 'capacity', symbols: ['B3', 'B4'] } });
+    expect(b.notices).toContainEqual(expect.objectContaining({ type: 'capacity', symbols: ['B3', 'B4'] }));
+
+    await a.feed.close();
+    expect(b.venue.sessions).toHaveLength(2);
+    b.venue.connackAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(b.venue.calls.at(-1)).toMatchObject({ op: 'subscribe', symbols: ['B3', 'B4'] });
+    expect(budget.free).toBe(1);
+    await b.feed.close();
+    expect(budget.free).toBe(3);
   });
 
   it('excludes a symbol the venue refuses, retries the rest at once, and tells the caller', async () => {

@@ -7,6 +7,7 @@ import type { FeedAnswer, FeedError } from './FeedError.js';
 import type { VenueFeedOptions } from './VenueFeedOptions.js';
 import { planShards } from './planShards.js';
 import { RejectionList } from './RejectionList.js';
+import { SessionBudget } from './SessionBudget.js';
 import { ShardReconciler } from './ShardReconciler.js';
 import type { AttemptResult } from './ShardReconciler.js';
 import type { VenueNotice } from './VenueNotice.js';
@@ -49,6 +50,8 @@ export class VenueFeed {
   private droppingRefused: Promise<void> = Promise.resolve();
   private readonly now: () => number;
   private readonly openSession: OpenShardSession;
+  private readonly budget: SessionBudget;
+  private readonly stopWatchingBudget: () => void;
 
   constructor(private readonly options: VenueFeedOptions) {
     this.now = options.now ?? Date.now;
@@ -75,6 +78,11 @@ export class VenueFeed {
       },
       notice: (notice) => this.notice(notice),
       crashed: (shard, reason) => this.reopen(shard, reason),
+    });
+    this.budget = options.sessions ?? new SessionBudget(options.maxSessions);
+    // Another feed on the key closed a session: symbols this one could not place may fit now.
+    this.stopWatchingBudget = this.budget.onFreed(() => {
+      if (this.unplaced.size > 0) this.replan();
     });
     this.ceiling = options.maxSymbolsPerSession;
     this.rejected = new RejectionList(options.rejectedSymbolTtlMs, this.now);
@@ -186,6 +194,7 @@ export class VenueFeed {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopWatchingBudget();
     clearTimeout(this.tickTimer);
     clearInterval(this.coverageTimer);
     this.calls.fail({ code: 'closed', retryable: false, message: 'the feed is closing' });
@@ -219,7 +228,8 @@ export class VenueFeed {
     const plan = planShards({
       shards: [...this.shards.values()].map((sh) => ({ index: sh.index, symbols: sh.symbols, capacity: this.ceiling })),
       wanted: eligible,
-      maxShards: this.options.maxSessions,
+      // Sessions held plus those the key has free, never more than this venue's own cap.
+      maxShards: Math.min(this.options.maxSessions, this.shards.size + this.budget.free),
       defaultCapacity: this.ceiling,
     });
     const before = this.unplaced;
@@ -246,6 +256,7 @@ export class VenueFeed {
   }
 
   private openShard(index: number): VenueShard {
+    this.budget.take();
     const shard = new VenueShard(index, () => newSessionId(index), this.openSession);
     this.shards.set(index, shard);
     shard.session.open();
@@ -275,8 +286,11 @@ export class VenueFeed {
   private async dropShard(shard: VenueShard): Promise<void> {
     shard.retire();
     this.reconciler.cancel(shard);
-    if (this.shards.get(shard.index) === shard) this.shards.delete(shard.index);
+    const held = this.shards.get(shard.index) === shard;
+    if (held) this.shards.delete(shard.index);
     await shard.session.close();
+    // Given back once the venue was told: a session another feed opened sooner could be the key's sixth.
+    if (held) this.budget.give();
   }
 
   private pump(shard: VenueShard): void {

@@ -4,6 +4,7 @@ import type { VenueKind, VenuePayload } from './venueSchemas.js';
 import type { AttemptKind, ShardSession } from './VenueShard.js';
 import type { VenueSessionOptions } from './VenueSession.js';
 import type { VenueHttpClient } from './VenueHttpClient.js';
+import type { SessionBudget } from './SessionBudget.js';
 
 export interface VenueFeedEvents {
   attempt?(kind: AttemptKind, outcome: string): void;
@@ -26,6 +27,11 @@ export interface VenueFeedOptions {
   readonly maxSymbolsPerSession: number;
   /** Sessions one app key may hold: the hard ceiling no caller can push past. */
   readonly maxSessions: number;
+  /**
+   * The key's sessions, shared with every other feed on the same endpoint and key; this feed
+   * opens one only while it has room. Default: a budget of `maxSessions` for this feed alone.
+   */
+  readonly sessions?: SessionBudget;
   readonly reassertIntervalMs: number;
   readonly reconcileTimeoutMs: number;
   /** The caller's own timeout; every call is answered by two thirds of it. */

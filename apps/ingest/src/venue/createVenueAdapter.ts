@@ -1,11 +1,11 @@
 import type { CoreLog, LeaseStore, StreamWriter } from '@streamgate/ingest-core';
-import { RateLimiter } from './RateLimiter.js';
 import type { SymbolWriterEvents } from './SymbolWriter.js';
 import { VenueAdapter } from './VenueAdapter.js';
 import type { VenueConfig } from './venueConfig.js';
 import { venueStreams } from './venueConfig.js';
 import { VenueFeed } from './VenueFeed.js';
 import { VenueHttpClient } from './VenueHttpClient.js';
+import type { VenueKeyShares } from './VenueKeyShares.js';
 import type { VenueMetrics } from './VenueMetrics.js';
 
 export interface VenueWiring {
@@ -17,12 +17,15 @@ export interface VenueWiring {
   /** The ingest-wide per-stream counts (ingest_events_written_total, ingest_dedupe_hits_total). */
   readonly streamCounts?: Pick<SymbolWriterEvents, 'written' | 'duplicates'>;
   readonly log: CoreLog;
+  /** The rate limiters and session budgets of the topology's (endpoint, app key) pairs, one set per worker. */
+  readonly shares: VenueKeyShares;
 }
 
 /** One venue from the topology: its adapter and the stream keys (one per symbol) it serves. */
 export function createVenueAdapter(name: string, config: VenueConfig, wiring: VenueWiring): { adapter: VenueAdapter; keys: string[] } {
   const { prefix, control } = venueStreams(name, config);
-  const limiter = new RateLimiter({ perSecond: config.rateLimit.perSecond, burst: config.rateLimit.burst });
+  // Shared with every other topology venue on the same endpoint and key: the venue's limits are the key's.
+  const { limiter, sessions } = wiring.shares.for(config);
   const http = new VenueHttpClient({ baseUrl: config.httpUrl, appKey: config.appKey, limiter });
   const feedEvents = wiring.metrics.feedEvents(name);
   const adapter = new VenueAdapter({
@@ -46,6 +49,7 @@ export function createVenueAdapter(name: string, config: VenueConfig, wiring: Ve
         declaredKinds: config.declaredKinds,
         maxSymbolsPerSession: config.maxSymbolsPerSession,
         maxSessions: config.maxSessions,
+        sessions,
         reassertIntervalMs: config.reassertIntervalMs,
         reconcileTimeoutMs: config.reconcileTimeoutMs,
         callTimeoutMs: config.callTimeoutMs,

@@ -14,8 +14,19 @@ export interface VenueBrokerOptions {
   connackDelayMs: () => number;
 }
 
+/** A CONNECT the venue answered with a non-zero return code. */
+export interface VenueSimRefusedConnect {
+  clientId: string;
+  /** The username the client sent, which is the app key. */
+  appKey: string | undefined;
+  returnCode: number;
+  at: number;
+}
+
 export interface VenueBroker {
   readonly port: number;
+  /** Every refused CONNECT since start, in order. */
+  readonly refused: readonly VenueSimRefusedConnect[];
   /** Closes the connection politely (the broker hangs up; MQTT 3.1.1 has no server DISCONNECT). */
   drop(client: Client): void;
   /** Destroys the TCP socket with a reset: no DISCONNECT, no FIN, the peer sees ECONNRESET. */
@@ -46,6 +57,7 @@ export async function startVenueBroker(options: VenueBrokerOptions): Promise<Ven
   const keyOf = new WeakMap<Client, string>();
   const connackTimers = new Set<NodeJS.Timeout>();
   const sockets = new Set<Socket>();
+  const refused: VenueSimRefusedConnect[] = [];
 
   broker.preConnect = (_client, _packet, callback) => {
     const delay = options.connackDelayMs();
@@ -61,12 +73,16 @@ export async function startVenueBroker(options: VenueBrokerOptions): Promise<Ven
   };
 
   broker.authenticate = (client, username, _password, done) => {
+    const refuse = (message: string, returnCode: number) => {
+      refused.push({ clientId: client.id, appKey: username, returnCode, at: Date.now() });
+      done(refusal(message, returnCode), false);
+    };
     if (options.strictClientIds && !GUARANTEED_CLIENT_ID.test(client.id)) {
-      done(refusal(`client id ${JSON.stringify(client.id)} is not 1-23 of [0-9a-zA-Z]`, IDENTIFIER_REJECTED), false);
+      refuse(`client id ${JSON.stringify(client.id)} is not 1-23 of [0-9a-zA-Z]`, IDENTIFIER_REJECTED);
       return;
     }
     if (username === undefined || !appKeys.has(username)) {
-      done(refusal(`unknown app key ${JSON.stringify(username)}`, BAD_USERNAME_OR_PASSWORD), false);
+      refuse(`unknown app key ${JSON.stringify(username)}`, BAD_USERNAME_OR_PASSWORD);
       return;
     }
     // Counted from admission, not from CONNACK, so six CONNECTs racing each other cannot all get in.
@@ -74,7 +90,7 @@ export async function startVenueBroker(options: VenueBrokerOptions): Promise<Ven
     admitted.set(username, live);
     const others = [...live].filter((other) => other.id !== client.id && !other.closed).length;
     if (others >= sessionsPerKey) {
-      done(refusal(`app key already has ${sessionsPerKey} sessions`, NOT_AUTHORIZED), false);
+      refuse(`app key already has ${sessionsPerKey} sessions`, NOT_AUTHORIZED);
       return;
     }
     live.add(client);
@@ -117,6 +133,7 @@ export async function startVenueBroker(options: VenueBrokerOptions): Promise<Ven
   let closing: Promise<void> | undefined;
   return {
     port,
+    refused,
     drop(client) {
       registry.forget(client);
       client.close();

@@ -44,10 +44,20 @@ describe('startVenueSim: sessions', () => {
     expect(venue.sessions()).toEqual([]);
   });
 
+  it('with strictClientIds, refuses a client id MQTT 3.1.1 does not guarantee (return code 2)', async () => {
+    await using venue = await startVenueSim({ strictClientIds: true });
+    expect(await refusalCode(open(venue, 'sim-0-3f9c2a1b'))).toBe(2);
+    expect(await refusalCode(open(venue, 'a'.repeat(24)))).toBe(2);
+    await open(venue, 'a'.repeat(23));
+    expect(venue.sessions().map((s) => s.id)).toEqual(['a'.repeat(23)]);
+    expect(venue.refusedConnects().map((r) => r.returnCode)).toEqual([2, 2]);
+  });
+
   it('refuses a 6th concurrent session for one key, but not a takeover of a live id', async () => {
     await using venue = await startVenueSim({ appKeys: [KEY, 'other-key'] });
     const five = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => open(venue, id)));
     expect(await refusalCode(open(venue, 'f'))).toBe(5);
+    expect(venue.refusedConnects()).toMatchObject([{ clientId: 'f', appKey: KEY, returnCode: 5 }]);
     // Another key has its own five.
     await open(venue, 'g', 'other-key');
     // Reusing a live client id replaces that connection (standard MQTT), so it is not a 6th.

@@ -9,7 +9,7 @@ import type { VenueSimPublished } from './PublishLoop.js';
 import { SessionRegistry } from './SessionRegistry.js';
 import type { VenueSessionState, VenueSimSession } from './SessionRegistry.js';
 import { startVenueBroker } from './startVenueBroker.js';
-import type { VenueBroker } from './startVenueBroker.js';
+import type { VenueBroker, VenueSimRefusedConnect } from './startVenueBroker.js';
 import type { VenueRateLimit } from './TokenBucket.js';
 import { VENUE_KINDS } from './venueKinds.js';
 import type { VenueKind } from './venueKinds.js';
@@ -48,6 +48,8 @@ export interface VenueSim extends AsyncDisposable {
   /** Registered sessions (CONNACK sent, not yet disconnected), in registration order. */
   sessions(): VenueSimSession[];
   session(id: string): VenueSimSession | undefined;
+  /** Every CONNECT refused since start (unknown key, a key's session beyond the cap, a strict client id), in order. */
+  refusedConnects(): VenueSimRefusedConnect[];
   /** Every subscribe / unsubscribe call since start or the last clearCalls(), in arrival order. */
   calls(): VenueSimCall[];
   clearCalls(): void;
@@ -201,6 +203,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
       const session = registry.get(id);
       return session === undefined ? undefined : SessionRegistry.view(session);
     },
+    refusedConnects: () => broker.refused.map((r) => ({ ...r })),
     calls: () => calls.list(),
     clearCalls: () => calls.clear(),
     published: () => loop.published(),
