@@ -161,7 +161,7 @@ describe('live messages on a Redis Cluster (3 primaries, SPUBLISH in the write s
     expect((await cluster.primaryOf(moved)).port).toBe(to.port);
     await waitFor(() => readers.every((r) => r.seqs.length >= TOTAL), {
       timeoutMs: 10_000,
-      message: `entries missing (${readers.filter((r) => r.seqs.length >= TOTAL).length}/${readers.length} complete)`,
+      message: () => `entries missing (${readers.filter((r) => r.seqs.length >= TOTAL).length}/${readers.length} complete)`,
     });
     inOrderOnce(readers, TOTAL);
     // Written after the move, read on the new primary by live messages again, not by reads.

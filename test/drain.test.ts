@@ -197,7 +197,7 @@ describe('relay drain on SIGTERM', () => {
 
       await waitFor(() => clients.every((c) => c.trace.reconnectedAt !== null), {
         timeoutMs: WINDOW_MS + 15_000,
-        message: `not every client reconnected (${clients.filter((c) => c.trace.reconnectedAt !== null).length}/${CLIENTS})`,
+        message: () => `not every client reconnected (${clients.filter((c) => c.trace.reconnectedAt !== null).length}/${CLIENTS})`,
       });
       const end = await withDeadline(exited, DEADLINE_MS, 'relay A did not exit by itself');
       expect(end.status.code).toBe(0);

@@ -80,7 +80,7 @@ describe('demand from relays drives one upstream subscription per key', () => {
         message: 'checkpoint',
       });
       await emitLog(anvil, emitter, 42);
-      await waitFor(() => received === 1_000, { timeoutMs: 30_000, message: `every subscriber gets the log (${received}/1000)` });
+      await waitFor(() => received === 1_000, { timeoutMs: 30_000, message: () => `every subscriber gets the log (${received}/1000)` });
       expect(totalSubscribes()).toBe(1);
       expect(proxy.subscribeCalls.get('newHeads')).toBe(1);
     } finally {

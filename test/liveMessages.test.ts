@@ -57,7 +57,7 @@ const event = (seq: number) => JSON.stringify({ seq, text: `event ${seq}`, at: n
 async function everyoneHasAll(recorders: ReadonlyArray<Recorder & { stream: string }>, total: number, timeoutMs: number): Promise<void> {
   await waitFor(() => recorders.every((r) => r.seqs.length >= total), {
     timeoutMs,
-    message: `entries missing (${recorders.filter((r) => r.seqs.length >= total).length}/${recorders.length} complete)`,
+    message: () => `entries missing (${recorders.filter((r) => r.seqs.length >= total).length}/${recorders.length} complete)`,
   });
   for (const r of recorders) expect(gapsAndDuplicates(r.seqs, 0, total), r.stream).toBeNull();
 }

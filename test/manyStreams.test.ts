@@ -41,7 +41,7 @@ describe('many streams on one relay', () => {
     try {
       await waitFor(() => subs.every((s) => s.state === 'live'), {
         timeoutMs: 60_000,
-        message: `not every subscription went live (${subs.filter((s) => s.state === 'live').length}/${subs.length})`,
+        message: () => `not every subscription went live (${subs.filter((s) => s.state === 'live').length}/${subs.length})`,
       });
       const publisher = createPublisher({ redis: fleet.redis.client() });
       const results = await Promise.all(
@@ -50,7 +50,8 @@ describe('many streams on one relay', () => {
       expect(results.every((r) => r.ok)).toBe(true);
       await waitFor(() => streams.every((s) => received.get(s) === perStream), {
         timeoutMs: 30_000,
-        message: `not every stream reached its ${perStream} clients (${[...received.values()].filter((n) => n === perStream).length}/1000)`,
+        message: () =>
+          `not every stream reached its ${perStream} clients (${[...received.values()].filter((n) => n === perStream).length}/1000)`,
       });
 
       const list = String(await fleet.redis.client().call('CLIENT', 'LIST'));

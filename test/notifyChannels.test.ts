@@ -56,7 +56,7 @@ describe('keyspace and live channels follow the watched set', () => {
     try {
       await waitFor(() => subs.every((s) => s.state === 'live'), {
         timeoutMs: 60_000,
-        message: `not every subscription went live (${subs.filter((s) => s.state === 'live').length}/${STREAMS})`,
+        message: () => `not every subscription went live (${subs.filter((s) => s.state === 'live').length}/${STREAMS})`,
       });
       await waitFor(async () => (await channels()) === 2 * STREAMS, { timeoutMs: 10_000, message: 'channels never reached 2 × 10,000' });
       expect(await liveChannels()).toEqual(liveOf(names));

@@ -107,7 +107,7 @@ describe('resume', () => {
     try {
       await waitFor(() => client.seqs.length >= 10 && client.sub.state === 'live', {
         timeoutMs: 10_000,
-        message: `reset client never went live (state ${client.sub.state}, seqs ${client.seqs.join(',')})`,
+        message: () => `reset client never went live (state ${client.sub.state}, seqs ${client.seqs.join(',')})`,
       });
       expect(client.recoveries.map((r) => r.recovery)).toEqual(['reset']);
       expect(gapsAndDuplicates(client.seqs, 1_000, 1_010)).toBeNull();

@@ -27,6 +27,15 @@ describe('waitFor', () => {
     expect(elapsed).toBeLessThan(1_000);
   });
 
+  it('calls a message function at the deadline, so it says how far things got then', async () => {
+    let live = 0;
+    const waiting = waitFor(() => false, { timeoutMs: 50, message: () => `not every subscription went live (${live}/10)` });
+    live = 7; // changed after the call: a message built then would still say 0
+    const error: unknown = await waiting.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeadlineError);
+    expect((error as Error).message).toMatch(/^not every subscription went live \(7\/10\)/);
+  });
+
   it('treats a throwing check as not yet and reports the last error', async () => {
     const error: unknown = await waitFor(
       async () => {

@@ -6,8 +6,11 @@ export interface WaitForOptions {
   timeoutMs?: number;
   /** Pause between checks. */
   intervalMs?: number;
-  /** What the test was waiting for; it leads the error message. */
-  message: string;
+  /**
+   * What the test was waiting for; it leads the error message. A function is called at the
+   * deadline, so a message can report how far things got (a count) then, not when waiting began.
+   */
+  message: string | (() => string);
 }
 
 /** What a check returns while its condition does not hold yet. */
@@ -34,7 +37,7 @@ export async function waitFor<T>(
     if (remaining <= 0) break;
     try {
       // A check that hangs must not outlive the deadline.
-      const value = await withDeadline(Promise.resolve().then(condition), remaining, message);
+      const value = await withDeadline(Promise.resolve().then(condition), remaining, 'the check');
       if (isDone(value)) return value;
     } catch (error) {
       if (error instanceof DeadlineError) break;
@@ -45,7 +48,8 @@ export async function waitFor<T>(
   }
   const detail =
     lastError === undefined ? '' : `; last check threw: ${lastError instanceof Error ? lastError.message : inspect(lastError)}`;
-  throw new DeadlineError(`${message}${detail}`, timeoutMs, { cause: lastError });
+  const said = typeof message === 'string' ? message : message();
+  throw new DeadlineError(`${said}${detail}`, timeoutMs, { cause: lastError });
 }
 
 function isDone<T>(value: T | NotYet): value is Exclude<T, NotYet> {
