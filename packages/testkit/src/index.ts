@@ -32,6 +32,7 @@ export type { VenueSimCall } from './venue/CallLog.js';
 export type { VenueSimSession } from './venue/SessionRegistry.js';
 export type { VenueSimPublished } from './venue/PublishLoop.js';
 export type { VenueSimFault } from './venue/parseFault.js';
+export type { VenueSimRefusedConnect } from './venue/startVenueBroker.js';
 export type { VenueRateLimit } from './venue/TokenBucket.js';
 export type { VenueKind } from './venue/venueKinds.js';
 export { ksUniform } from './ksUniform.js';

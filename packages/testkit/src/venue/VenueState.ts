@@ -23,6 +23,8 @@ export class VenueState {
   private stated: number | undefined;
   private responseDelay = { subscribe: 0, unsubscribe: 0 };
   private connackDelay = 0;
+  /** Per app key, the return code its later CONNECTs get whatever else holds. */
+  private connectRefusals = new Map<string, number>();
   private failures = { remaining: 0, status: 503 };
   private limit: VenueRateLimit | null;
   /** One bucket per app key: the venue limits each customer, not itself. */
@@ -56,6 +58,26 @@ export class VenueState {
 
   get connackDelayMs(): number {
     return this.connackDelay;
+  }
+
+  /** The return code a CONNECT with `appKey` gets regardless of the key's standing, if one was set. */
+  connectRefusal(appKey: string | undefined): number | undefined {
+    return appKey === undefined ? undefined : this.connectRefusals.get(appKey);
+  }
+
+  /**
+   * Later CONNECTs with `appKey` are answered `returnCode` (1–5) before any other check, while
+   * HTTP calls with the key are answered as before: a venue whose MQTT side refuses what its API
+   * still takes. null ends it.
+   */
+  refuseConnects(appKey: string, returnCode: number | null): void {
+    if (returnCode === null) {
+      this.connectRefusals.delete(appKey);
+      return;
+    }
+    if (!Number.isInteger(returnCode) || returnCode < 1 || returnCode > 5)
+      throw new RangeError(`a CONNACK refusal's return code must be an integer from 1 to 5, got ${returnCode}`);
+    this.connectRefusals.set(appKey, returnCode);
   }
 
   /** The status to fail this call with, if failNextCalls still has some to spend. */

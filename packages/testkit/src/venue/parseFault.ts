@@ -10,7 +10,8 @@ export type VenueSimFault =
   | { fault: 'failNextCalls'; count: number; status?: number }
   | { fault: 'setRateLimit'; rateLimit: VenueRateLimit | null }
   | { fault: 'restartSequences' }
-  | { fault: 'revokeAppKey'; appKey: string };
+  | { fault: 'revokeAppKey'; appKey: string }
+  | { fault: 'refuseConnects'; appKey: string; returnCode: number | null };
 
 export type ParsedFault = { ok: true; fault: VenueSimFault } | { ok: false; field: string; message: string };
 
@@ -37,6 +38,13 @@ export function parseFault(body: unknown): ParsedFault {
       const { appKey } = body;
       if (typeof appKey !== 'string' || appKey.length === 0) return refuse('appKey', 'appKey must be a non-empty string');
       return { ok: true, fault: { fault, appKey } };
+    }
+    case 'refuseConnects': {
+      const { appKey, returnCode } = body;
+      if (typeof appKey !== 'string' || appKey.length === 0) return refuse('appKey', 'appKey must be a non-empty string');
+      if (returnCode !== null && !isCount(returnCode, 1, 5))
+        return refuse('returnCode', 'returnCode must be an integer from 1 to 5, or null');
+      return { ok: true, fault: { fault, appKey, returnCode } };
     }
     case 'dropSession':
     case 'crashSocket':
@@ -91,7 +99,7 @@ export function parseFault(body: unknown): ParsedFault {
       return refuse(
         'fault',
         'fault must be one of dropSession, crashSocket, silence, setUnknownSymbols, setSymbolCeiling, ' +
-          'setResponseDelay, setConnackDelay, failNextCalls, setRateLimit, restartSequences, revokeAppKey',
+          'setResponseDelay, setConnackDelay, failNextCalls, setRateLimit, restartSequences, revokeAppKey, refuseConnects',
       );
   }
 }

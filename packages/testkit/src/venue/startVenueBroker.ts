@@ -12,6 +12,8 @@ export interface VenueBrokerOptions {
   strictClientIds: boolean;
   /** Read at each CONNECT, so a change applies to the next connection. */
   connackDelayMs: () => number;
+  /** Read at each CONNECT: a return code to refuse this key's CONNECT with before any other check. */
+  connectRefusal: (appKey: string | undefined) => number | undefined;
 }
 
 /** A CONNECT the venue answered with a non-zero return code. */
@@ -77,6 +79,11 @@ export async function startVenueBroker(options: VenueBrokerOptions): Promise<Ven
       refused.push({ clientId: client.id, appKey: username, returnCode, at: Date.now() });
       done(refusal(message, returnCode), false);
     };
+    const forced = options.connectRefusal(username);
+    if (forced !== undefined) {
+      refuse(`CONNECTs of this app key are refused with return code ${forced} (refuseConnects)`, forced);
+      return;
+    }
     if (options.strictClientIds && !GUARANTEED_CLIENT_ID.test(client.id)) {
       refuse(`client id ${JSON.stringify(client.id)} is not 1-23 of [0-9a-zA-Z]`, IDENTIFIER_REJECTED);
       return;

@@ -75,6 +75,30 @@ describe('startVenueSim: sessions', () => {
     await open(venue, 'f');
   });
 
+  it('refuses CONNECTs of one key with the code refuseConnects sets, while its HTTP calls and live sessions carry on', async () => {
+    await using venue = await startVenueSim({ appKeys: [KEY, 'other-key'] });
+    await open(venue, 's1');
+    venue.refuseConnects(KEY, 4);
+    expect(await refusalCode(open(venue, 's2'))).toBe(4);
+    expect((await subscribe(venue, 's1', ['AAPL'])).status).toBe(200);
+    await open(venue, 'o1', 'other-key');
+    expect(await postJson(`${venue.httpUrl}/sim/faults`, { fault: 'refuseConnects', appKey: KEY, returnCode: 3 })).toMatchObject({
+      status: 200,
+    });
+    expect(await refusalCode(open(venue, 's2'))).toBe(3);
+    expect(await postJson(`${venue.httpUrl}/sim/faults`, { fault: 'refuseConnects', appKey: KEY, returnCode: 0 })).toMatchObject({
+      status: 400,
+      body: { field: 'returnCode' },
+    });
+    venue.refuseConnects(KEY, null);
+    await open(venue, 's2');
+    expect(venue.refusedConnects().map((r) => [r.clientId, r.returnCode])).toEqual([
+      ['s2', 4],
+      ['s2', 3],
+    ]);
+    expect(venue.sessions().map((s) => s.id)).toEqual(['s1', 'o1', 's2']);
+  });
+
   it('holds the CONNACK for setConnackDelay and registers the session only after it', async () => {
     await using venue = await startVenueSim();
     venue.setConnackDelay(300);

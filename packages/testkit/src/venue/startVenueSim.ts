@@ -48,7 +48,7 @@ export interface VenueSim extends AsyncDisposable {
   /** Registered sessions (CONNACK sent, not yet disconnected), in registration order. */
   sessions(): VenueSimSession[];
   session(id: string): VenueSimSession | undefined;
-  /** Every CONNECT refused since start (unknown key, a key's session beyond the cap, a strict client id), in order. */
+  /** Every CONNECT refused since start (unknown key, a key's session beyond the cap, a strict client id, refuseConnects), in order. */
   refusedConnects(): VenueSimRefusedConnect[];
   /** Every subscribe / unsubscribe call since start or the last clearCalls(), in arrival order. */
   calls(): VenueSimCall[];
@@ -81,6 +81,12 @@ export interface VenueSim extends AsyncDisposable {
    * False if the key was not known.
    */
   revokeAppKey(appKey: string): boolean;
+  /**
+   * Later CONNECTs with `appKey` get `returnCode` (1–5) before any other check, while its HTTP
+   * calls and connected sessions carry on: a key refused at CONNECT only, or a CONNECT refused for
+   * another reason (3: server unavailable). null ends it.
+   */
+  refuseConnects(appKey: string, returnCode: number | null): void;
   /** Stops publishing and closes both listeners and every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -118,6 +124,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
     registry,
     strictClientIds: options.strictClientIds ?? false,
     connackDelayMs: () => state.connackDelayMs,
+    connectRefusal: (appKey) => state.connectRefusal(appKey),
   });
 
   const withSession = (id: string, act: (session: VenueSessionState) => void): boolean => {
@@ -161,6 +168,9 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
         return {};
       case 'revokeAppKey':
         return { found: appKeys.delete(fault.appKey) };
+      case 'refuseConnects':
+        state.refuseConnects(fault.appKey, fault.returnCode);
+        return {};
     }
   };
 
@@ -219,6 +229,7 @@ export async function startVenueSim(options: StartVenueSimOptions = {}): Promise
     restartSequences: () => loop.restartSequences(),
     // The broker and the HTTP side read this one set at each CONNECT and call.
     revokeAppKey: (appKey) => appKeys.delete(appKey),
+    refuseConnects: (appKey, returnCode) => state.refuseConnects(appKey, returnCode),
     close,
     [Symbol.asyncDispose]: close,
   };
