@@ -11,7 +11,7 @@ export type FeedError =
   /** Every session the key allows is full at the venue's measured ceiling. */
   | { code: 'capacity'; retryable: false; symbols: string[]; message: string }
   /**
-   * The venue refused the app key (HTTP INVALID_APP_KEY): final for this feed, which sends
+   * The venue refused the app key (HTTP INVALID_APP_KEY, or CONNACK return code 4): final for this feed, which sends
    * nothing more. Names the venue, never the key; a corrected key takes a restart.
    */
   | { code: 'app_key_refused'; retryable: false; venue: string; message: string }

@@ -325,4 +325,31 @@ describe('VenueAdapter', () => {
     expect(sim.calls()).toHaveLength(calls);
     expect(sim.sessions()).toHaveLength(0);
   });
+
+  it('an app key refused at CONNECT ends the run the same way: upstream_refused, one notice, the lease freed, no more dials', async () => {
+    const { sim, writer, leases, worker } = await setup();
+    // Only the MQTT side refuses (return code 4): no HTTP call is ever made without a CONNACK.
+    sim.refuseConnects(APP_KEY, 4);
+    const a = worker('worker-a');
+    const first = await a.start('S000');
+    expect(await ended(first.run)).toMatchObject({
+      reason: 'failed',
+      error: { code: 'upstream_refused', retryable: false, message: expect.stringContaining('venue sim') as unknown },
+    });
+    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, {
+      timeoutMs: 5_000,
+      message: 'the venue lease was never released',
+    });
+    expect(a.adapter.activeFeed).toBeUndefined();
+    const notices = writer.entries(CONTROL).filter((e) => isNotice(e.data, 'app_key_refused'));
+    expect(notices).toHaveLength(1);
+    expect(JSON.stringify(notices)).not.toContain(APP_KEY);
+    expect(sim.refusedConnects()).toHaveLength(1);
+
+    const again = await a.start('S001');
+    expect(await ended(again.run)).toMatchObject({ reason: 'failed', error: { code: 'upstream_refused', retryable: false } });
+    expect(a.adapter.activeFeed).toBeUndefined();
+    expect(sim.refusedConnects()).toHaveLength(1);
+    expect(sim.calls()).toEqual([]);
+  });
 });

@@ -78,6 +78,7 @@ export class VenueFeed {
       },
       notice: (notice) => this.notice(notice),
       crashed: (shard, reason) => this.reopen(shard, reason),
+      keyRefused: (shard, reason) => this.refuseKey(shard, reason),
     });
     this.budget = options.sessions ?? new SessionBudget(options.maxSessions);
     // Another feed on the key closed a session: symbols this one could not place may fit now.
@@ -337,6 +338,7 @@ export class VenueFeed {
   }
 
   /**
+   * The venue refused the app key, over HTTP (INVALID_APP_KEY) or at a CONNECT (return code 4).
    * A refused app key refuses every session's calls alike, and neither a retry nor a new session
    * can change that, so backing off would only knock on the venue for ever. The feed stops asking
    * (its sessions close, they hold slots of a key that works for nothing), answers every caller

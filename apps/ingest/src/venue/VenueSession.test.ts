@@ -195,7 +195,7 @@ describe('VenueSession', () => {
     s.open();
     await until('three refused attempts', () => r.failures.length >= 3);
     expect(r.failures.slice(0, 3).map((f) => f.attempt)).toEqual([1, 2, 3]);
-    expect(r.failures[0]?.error).toMatchObject({ code: 'refused', returnCode: 4, retryable: false });
+    expect(r.failures[0]?.error).toMatchObject({ code: 'key_refused', returnCode: 4, retryable: false });
     expect(r.events).toEqual([]);
     expect(s.connected).toBe(false);
 

@@ -2,13 +2,15 @@ import { connect, ErrorWithReasonCode } from 'mqtt';
 import type { MqttClient } from 'mqtt';
 import { errorMessage } from '@streamgate/ingest-core';
 import { backoffDelay } from '@streamgate/protocol';
+import { judgeConnack } from './judgeConnack.js';
+import type { ConnackRefusal } from './judgeConnack.js';
 import { parseVenuePublish } from './venueSchemas.js';
 import type { VenuePayload } from './venueSchemas.js';
 
 /** Why a link went down or a connect attempt failed. */
 export type VenueLinkError =
-  /** CONNACK with a non-zero MQTT 3.1.1 return code: 4 = unknown app key, 5 = no more sessions for the key. */
-  | { code: 'refused'; retryable: boolean; returnCode: number; message: string }
+  /** CONNACK with a non-zero MQTT 3.1.1 return code, as `judgeConnack` reads it (4: the key, `key_refused`). */
+  | ConnackRefusal
   | { code: 'connect_timeout'; retryable: true; message: string }
   | { code: 'transport'; retryable: true; message: string }
   | { code: 'closed'; retryable: true; message: string };
@@ -32,7 +34,7 @@ export interface VenueSessionOptions {
   onLinkUp(): void;
   /** Once per link that was up and no longer is. Not called for `close()`/`destroy()`. */
   onLinkDown(reason: VenueLinkError): void;
-  /** An attempt that never reached CONNACK; the session keeps retrying until closed. */
+  /** An attempt that never reached CONNACK; the session keeps retrying until closed (a `key_refused` too: the owner decides). */
   onConnectFailed?(error: VenueLinkError, attempt: number): void;
   onPayload(payload: VenuePayload): void;
   onGarbage(topic: string, why: string): void;
@@ -49,14 +51,6 @@ export interface VenueSessionCounters {
   payloads: number;
   garbage: number;
 }
-
-const refusedText: Record<number, string> = {
-  1: 'unacceptable protocol version',
-  2: 'client id rejected',
-  3: 'server unavailable',
-  4: 'bad user name or password (unknown app key)',
-  5: 'not authorized (session limit for this app key?)',
-};
 
 /**
  * One MQTT session with the venue. mqtt.js's own reconnect is off: every reconnect is a fresh
@@ -259,16 +253,6 @@ export class VenueSession {
 }
 
 function classify(error: Error): VenueLinkError {
-  if (error instanceof ErrorWithReasonCode) {
-    const returnCode = error.code;
-    // 3 (server unavailable) and 5 (session limit) can clear on their own; a bad key or protocol will not.
-    const retryable = returnCode === 3 || returnCode === 5;
-    return {
-      code: 'refused',
-      retryable,
-      returnCode,
-      message: `CONNACK refused: ${refusedText[returnCode] ?? `return code ${returnCode}`}`,
-    };
-  }
+  if (error instanceof ErrorWithReasonCode) return judgeConnack(error.code);
   return { code: 'transport', retryable: true, message: errorMessage(error) };
 }

@@ -15,12 +15,16 @@ export interface ShardSessionPorts {
   payload(payload: VenuePayload): void;
   notice(notice: VenueNotice): void;
   crashed(shard: VenueShard, reason: string): void;
+  /** The venue refused the app key at CONNECT: final for every session of the key, not just this one. */
+  keyRefused(shard: VenueShard, reason: string): void;
 }
 
 /**
  * Opens each shard's MQTT session with hooks bound to the shard's generation at opening, so
- * events of a replaced session are dropped. A refused CONNECT that retrying cannot fix (a bad
- * app key) would otherwise retry forever, quietly: it is reported once until the session connects.
+ * events of a replaced session are dropped. A CONNECT refusing the app key goes to the feed,
+ * which stops under the key (a redial would knock on the venue for ever); another refusal that
+ * cannot clear by itself (`judgeConnack`) keeps redialling, so it is reported once until the
+ * session connects rather than retried quietly.
  */
 export function openShardSessions(options: VenueFeedOptions, ports: ShardSessionPorts): OpenShardSession {
   const { venue, log } = options;
@@ -50,6 +54,7 @@ export function openShardSessions(options: VenueFeedOptions, ports: ShardSession
       onConnectFailed: (error, attempt) => {
         if (!live()) return;
         log.warn({ venue, shard: shard.index, attempt, err: error.message }, 'venue session connect failed');
+        if (error.code === 'key_refused') return ports.keyRefused(shard, error.message);
         if (!error.retryable && shard.latchRefusal()) ports.notice({ type: 'session_refused', shard: shard.index, reason: error.message });
       },
       onCallbackError: (hook, error) => {
