@@ -147,6 +147,15 @@ const BenchEnv = z.object({
     .regex(/^[1-9][0-9]*$/, 'BENCH_ROUNDS must be a whole number of rounds, 1 or more')
     .default('1')
     .transform(Number),
+  /**
+   * Length of each task workload's recorded step, in ms (default 5,000): a longer one leaves
+   * room to attach perf, strace or /proc sampling to the server in the middle of it.
+   */
+  BENCH_TASK_STEP_MS: z
+    .string()
+    .regex(/^[1-9][0-9]*$/, 'BENCH_TASK_STEP_MS must be a whole number of milliseconds')
+    .optional()
+    .transform((s) => (s === undefined ? undefined : Number(s))),
   /** Replicas per primary of the cluster part's Redis Cluster. */
   BENCH_CLUSTER_REPLICAS: z.enum(['0', '1']).default('1').transform(Number),
 });
@@ -168,7 +177,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_TASK_STEP_MS=<ms>, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;
@@ -176,7 +185,10 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const scale: Scale = {
     ...base,
     fanout: chooseWorkloads(base.fanout, e.BENCH_WORKLOAD),
-    tasks: { ...base.tasks, workloads: chooseWorkloads(base.tasks.workloads, e.BENCH_WORKLOAD) },
+    tasks: {
+      workloads: chooseWorkloads(base.tasks.workloads, e.BENCH_WORKLOAD),
+      stepMs: e.BENCH_TASK_STEP_MS ?? base.tasks.stepMs,
+    },
     cluster: {
       ...base.cluster,
       workloads: chooseWorkloads(base.cluster.workloads, e.BENCH_WORKLOAD),

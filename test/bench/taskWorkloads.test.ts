@@ -147,3 +147,15 @@ describe('BENCH_ROUNDS', () => {
       expect(() => parseBenchEnv({ BENCH_ROUNDS: bad })).toThrow(/BENCH_ROUNDS must be a whole number of rounds, 1 or more/);
   });
 });
+
+describe('BENCH_TASK_STEP_MS', () => {
+  it('keeps the scale’s step by default, and sets the task step when given', () => {
+    expect(parseBenchEnv({}).scale.tasks.stepMs).toBe(5_000);
+    expect(parseBenchEnv({ BENCH_TASK_STEP_MS: '30000' }).scale.tasks.stepMs).toBe(30_000);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    for (const bad of ['0', '-5', '2.5', 'long', ''])
+      expect(() => parseBenchEnv({ BENCH_TASK_STEP_MS: bad })).toThrow(/BENCH_TASK_STEP_MS must be a whole number of milliseconds/);
+  });
+});
