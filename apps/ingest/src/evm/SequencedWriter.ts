@@ -59,6 +59,7 @@ export class SequencedWriter {
         case 'stream_untaggable':
         case 'upstream_garbage':
         case 'upstream_unavailable':
+        case 'upstream_refused':
           throw new RunStop({ reason: 'failed', error });
         case 'redis_unavailable':
           if (this.ctx.signal.aborted) throw new RunStop({ reason: 'stopped' });
