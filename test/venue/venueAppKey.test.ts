@@ -29,18 +29,27 @@ function startOtherKeyFeed(sim: VenueSim): VenueFeed {
   return feed;
 }
 
+type LogLine = { level: string; obj: Record<string, unknown>; msg: string };
+
+/** The harness's feed on APP_KEY, at a venue that also knows OTHER_KEY, with every log line it writes kept. */
+async function startTwoKeyHarness() {
+  const lines: LogLine[] = [];
+  const record = (level: string) => (obj: Record<string, unknown>, msg: string) => void lines.push({ level, obj, msg });
+  const harness = await startVenueHarness({
+    sim: { appKeys: [APP_KEY, OTHER_KEY] },
+    feed: {
+      reassertIntervalMs: TICK_MS,
+      callTimeoutMs: 3_000,
+      log: { info: record('info'), warn: record('warn'), error: record('error') },
+    },
+  });
+  return { lines, harness };
+}
+
 describe('venue answers INVALID_APP_KEY over HTTP', () => {
   it('ends the work on that key with one typed, final error, reported once, while another key keeps working', async () => {
-    const lines: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
-    const record = (level: string) => (obj: Record<string, unknown>, msg: string) => void lines.push({ level, obj, msg });
-    await using h = await startVenueHarness({
-      sim: { appKeys: [APP_KEY, OTHER_KEY] },
-      feed: {
-        reassertIntervalMs: TICK_MS,
-        callTimeoutMs: 3_000,
-        log: { info: record('info'), warn: record('warn'), error: record('error') },
-      },
-    });
+    const { lines, harness } = await startTwoKeyHarness();
+    await using h = harness;
     const other = startOtherKeyFeed(h.sim);
     try {
       expect(await h.feed.subscribe(symbols(30))).toEqual({ ok: true });
@@ -91,16 +100,8 @@ function refusedFor(sim: VenueSim, appKey: string): VenueSimRefusedConnect[] {
 
 describe('venue refuses CONNECTs of the app key', () => {
   it('return code 4 ends the work on that key like an HTTP refusal: one final error, no more dials or calls, another key untouched', async () => {
-    const lines: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
-    const record = (level: string) => (obj: Record<string, unknown>, msg: string) => void lines.push({ level, obj, msg });
-    await using h = await startVenueHarness({
-      sim: { appKeys: [APP_KEY, OTHER_KEY] },
-      feed: {
-        reassertIntervalMs: TICK_MS,
-        callTimeoutMs: 3_000,
-        log: { info: record('info'), warn: record('warn'), error: record('error') },
-      },
-    });
+    const { lines, harness } = await startTwoKeyHarness();
+    await using h = harness;
     const other = startOtherKeyFeed(h.sim);
     try {
       expect(await h.feed.subscribe(symbols(150))).toEqual({ ok: true });

@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { spawnIngest, startRedis, startVenueSim, waitFor } from '@streamgate/testkit';
+import { busiestWindow, spawnIngest, startRedis, startVenueSim, waitFor } from '@streamgate/testkit';
 import { FAST_WORKER_ENV, holdDemand } from '../support/ingestHarness.js';
 import { APP_KEY, symbols } from '../support/venueHarness.js';
-
-/** The most calls any window of `ms` holds. */
-function busiestWindow(times: readonly number[], ms: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  let from = 0;
-  for (let to = 0; to < sorted.length; to++) {
-    while ((sorted[to] ?? 0) - (sorted[from] ?? 0) >= ms) from++;
-    most = Math.max(most, to - from + 1);
-  }
-  return most;
-}
 
 describe('two topology venues on one app key, in an ingest worker process', () => {
   it('hold at most the key’s 5 sessions together and send within its rate: the venue refuses nothing', async () => {

@@ -26,6 +26,7 @@ export { RANGE_REFUSALS, startFaultProxy } from './faultProxy.js';
 export type { FaultMode, FaultProxy, RangeRefusalReply } from './faultProxy.js';
 export { spawnIngest } from './spawnIngest.js';
 export type { IngestProcessOptions } from './spawnIngest.js';
+export { busiestWindow } from './venue/busiestWindow.js';
 export { startVenueSim } from './venue/startVenueSim.js';
 export type { StartVenueSimOptions, VenueSim } from './venue/startVenueSim.js';
 export type { VenueSimCall } from './venue/CallLog.js';

@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunContext } from '@streamgate/ingest-core';
 import { MemoryLeaseStore, MemoryStreamWriter } from '@streamgate/ingest-core/testing';
-import { startVenueSim, waitFor } from '@streamgate/testkit';
+import { busiestWindow, startVenueSim, waitFor } from '@streamgate/testkit';
 import { ingestTopologySchema } from '../config.js';
 import { createVenueAdapter } from './createVenueAdapter.js';
 import type { VenueNotice } from './VenueNotice.js';
@@ -17,18 +17,6 @@ afterEach(async () => {
 });
 
 const symbols = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(3, '0')}`);
-
-/** The most calls any window of `ms` holds. */
-function busiestWindow(times: readonly number[], ms: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  let from = 0;
-  for (let to = 0; to < sorted.length; to++) {
-    while ((sorted[to] ?? 0) - (sorted[from] ?? 0) >= ms) from++;
-    most = Math.max(most, to - from + 1);
-  }
-  return most;
-}
 
 describe('createVenueAdapter', () => {
   it('two topology venues on one app key share its 5 sessions and its rate: never more together, no refusal, no 429', async () => {
