@@ -21,3 +21,8 @@ export type FeedError =
   | { code: 'closed'; retryable: false; message: string };
 
 export type FeedAnswer = { ok: true } | { ok: false; error: FeedError };
+
+/** The text every report of a refused app key carries (the feed's answers, the adapter's run ends): the venue, never the key. */
+export function appKeyRefusedMessage(venue: string, reason: string): string {
+  return `venue ${venue} refused its app key (${reason}): fix appKey in the topology and restart the worker`;
+}

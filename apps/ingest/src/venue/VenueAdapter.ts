@@ -11,6 +11,7 @@ import type {
   StreamWriter,
   UpstreamAdapter,
 } from '@streamgate/ingest-core';
+import { appKeyRefusedMessage } from './FeedError.js';
 import { SymbolWriter } from './SymbolWriter.js';
 import type { SymbolWriterEvents } from './SymbolWriter.js';
 import type { VenueFeed } from './VenueFeed.js';
@@ -162,11 +163,7 @@ export class VenueAdapter implements UpstreamAdapter {
     previous?.finish({ reason: 'stopped' });
     const answer = await feed.subscribe([run.symbol]);
     if (!answer.ok && answer.error.code === 'app_key_refused') {
-      this.refuseKey(answer.error.message);
-      return run.finish({
-        reason: 'failed',
-        error: this.refusal ?? { code: 'upstream_refused', retryable: false, message: answer.error.message },
-      });
+      return run.finish({ reason: 'failed', error: this.refuseKey(answer.error.message) });
     }
     if (!answer.ok && answer.error.code === 'closed') {
       return run.finish({
@@ -190,9 +187,7 @@ export class VenueAdapter implements UpstreamAdapter {
         onNotice: (n) => {
           this.writeNotice(n);
           if (n.type === 'app_key_refused') {
-            this.refuseKey(
-              `venue ${this.options.venue} refused its app key (${n.reason}): fix appKey in the topology and restart the worker`,
-            );
+            this.refuseKey(appKeyRefusedMessage(this.options.venue, n.reason));
           }
         },
       });
@@ -259,12 +254,16 @@ export class VenueAdapter implements UpstreamAdapter {
     });
   }
 
-  /** Ends every run with the final error; the last one's release closes the feed and frees the venue lease. */
-  private refuseKey(message: string): void {
-    if (this.refusal !== undefined) return;
+  /**
+   * Ends every run with the final error (the first refusal's, whichever report came first); the
+   * last run's release closes the feed and frees the venue lease. Answers the error in force.
+   */
+  private refuseKey(message: string): Extract<IngestError, { code: 'upstream_refused' }> {
+    if (this.refusal !== undefined) return this.refusal;
     const refusal = { code: 'upstream_refused', retryable: false, message } as const;
     this.refusal = refusal;
     for (const run of [...this.runs.values()]) run.finish({ reason: 'failed', error: refusal });
+    return refusal;
   }
 
   private writeNotice(notice: VenueNotice): void {

@@ -3,6 +3,7 @@ import { errorMessage } from '@streamgate/ingest-core';
 import { backoffDelay } from '@streamgate/protocol';
 import { CoverageMap } from './CoverageMap.js';
 import { FeedCalls } from './FeedCalls.js';
+import { appKeyRefusedMessage } from './FeedError.js';
 import type { FeedAnswer, FeedError } from './FeedError.js';
 import type { VenueFeedOptions } from './VenueFeedOptions.js';
 import { planShards } from './planShards.js';
@@ -351,7 +352,7 @@ export class VenueFeed {
       code: 'app_key_refused',
       retryable: false,
       venue,
-      message: `venue ${venue} refused its app key (${reason}): fix appKey in the topology and restart the worker`,
+      message: appKeyRefusedMessage(venue, reason),
     };
     log.error(
       { venue, shard: shard.index, code: 'app_key_refused', reason },
