@@ -308,14 +308,7 @@ describe('VenueAdapter', () => {
         error: { code: 'upstream_refused', retryable: false, message: expect.stringContaining('venue sim') as unknown },
       });
     }
-    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, {
-      timeoutMs: 5_000,
-      message: 'the venue lease was never released',
-    });
-    expect(a.adapter.activeFeed).toBeUndefined();
-    const notices = writer.entries(CONTROL).filter((e) => isNotice(e.data, 'app_key_refused'));
-    expect(notices).toHaveLength(1);
-    expect(JSON.stringify(notices)).not.toContain(APP_KEY);
+    await expectKeyRefusalReleased(leases, writer, a.adapter);
 
     // A restarted run (the worker's backoff) fails at once, without a feed, a session or a call.
     const calls = sim.calls().length;
@@ -336,14 +329,7 @@ describe('VenueAdapter', () => {
       reason: 'failed',
       error: { code: 'upstream_refused', retryable: false, message: expect.stringContaining('venue sim') as unknown },
     });
-    await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, {
-      timeoutMs: 5_000,
-      message: 'the venue lease was never released',
-    });
-    expect(a.adapter.activeFeed).toBeUndefined();
-    const notices = writer.entries(CONTROL).filter((e) => isNotice(e.data, 'app_key_refused'));
-    expect(notices).toHaveLength(1);
-    expect(JSON.stringify(notices)).not.toContain(APP_KEY);
+    await expectKeyRefusalReleased(leases, writer, a.adapter);
     expect(sim.refusedConnects()).toHaveLength(1);
 
     const again = await a.start('S001');
@@ -353,3 +339,15 @@ describe('VenueAdapter', () => {
     expect(sim.calls()).toEqual([]);
   });
 });
+
+/** After a refused app key: the venue lease is free again, no feed is left, and one notice says so without the key. */
+async function expectKeyRefusalReleased(leases: MemoryLeaseStore, writer: RecordingWriter, adapter: VenueAdapter): Promise<void> {
+  await waitFor(async () => (await leases.acquire(CONTROL, 'probe', LEASE_TTL_MS)) !== null, {
+    timeoutMs: 5_000,
+    message: 'the venue lease was never released',
+  });
+  expect(adapter.activeFeed).toBeUndefined();
+  const notices = writer.entries(CONTROL).filter((e) => isNotice(e.data, 'app_key_refused'));
+  expect(notices).toHaveLength(1);
+  expect(JSON.stringify(notices)).not.toContain(APP_KEY);
+}
