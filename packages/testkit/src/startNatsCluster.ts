@@ -1,0 +1,248 @@
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import type { ConnectionOptions, NatsConnection } from '@nats-io/transport-node';
+import { freePort } from './freePort.js';
+import { ServiceError, spawnService } from './spawnService.js';
+import type { Service } from './spawnService.js';
+import { waitFor } from './waitFor.js';
+
+export interface StartNatsClusterOptions {
+  /** Nodes in the cluster; default 3 (what an R3 stream needs). */
+  size?: number;
+  /** Deadline for the cluster to elect a JetStream meta leader, per attempt. Default 20 000 ms. */
+  startTimeoutMs?: number;
+  /** Default `nats-server` from PATH. */
+  binary?: string;
+  /** Copy the servers' logs to stderr; see SpawnServiceOptions.echo. */
+  echo?: boolean;
+}
+
+export interface NatsNode {
+  /** `n1`, `n2`, …: the `server_name` JetStream reports as a leader. */
+  readonly name: string;
+  readonly port: number;
+  /** `nats://127.0.0.1:<port>` */
+  readonly url: string;
+  /** The running process, undefined between kill() and restart(). */
+  readonly service: Service | undefined;
+}
+
+export interface NatsCluster extends AsyncDisposable {
+  readonly nodes: readonly NatsNode[];
+  /** Every node's URL, comma-separated: what a client given the cluster by its seeds connects to. */
+  readonly servers: string;
+  /** A connection to the cluster by all its seeds (reconnecting for ever); closed by stop(). */
+  connect(options?: Partial<ConnectionOptions>): Promise<NatsConnection>;
+  /** Kills node `index` (default SIGKILL: a crash); its store stays for restart(). */
+  kill(index: number, signal?: NodeJS.Signals): Promise<void>;
+  /** SIGSTOP: the process holds its sockets and answers nothing, as a frozen VM would. */
+  freeze(index: number): void;
+  /** SIGCONT after freeze(). */
+  thaw(index: number): void;
+  /** Starts a killed node again on its ports, from its store. */
+  restart(index: number): Promise<void>;
+  /** The index of the node leading a JetStream stream now. */
+  streamLeader(stream: string): Promise<number>;
+  /** Closes every connection, stops every node, removes the stores. Idempotent. */
+  stop(): Promise<void>;
+}
+
+interface NodePorts {
+  readonly client: number;
+  readonly route: number;
+}
+
+const START_ATTEMPTS = 3;
+
+export function assertNatsInstalled(binary: string): void {
+  const probe = spawnSync(binary, ['--version'], { encoding: 'utf8' });
+  if (probe.error !== undefined) {
+    throw new Error(
+      `${binary} --version failed (${probe.error.message}); the tests need a real NATS server binary: ` +
+        'apt-get install nats-server (or run `node scripts/bootstrap.mjs`)',
+      { cause: probe.error },
+    );
+  }
+}
+
+function nodeConfig(name: string, ports: NodePorts, all: readonly NodePorts[], storeDir: string): string {
+  const routes = all.filter((p) => p !== ports).map((p) => `nats-route://127.0.0.1:${p.route}`);
+  // Never the machine's own NATS: every port comes from freePort(), and the cluster has a name
+  // of its own so that a stray route to another cluster is refused.
+  return [
+    `server_name: ${name}`,
+    `listen: 127.0.0.1:${ports.client}`,
+    `jetstream { store_dir: "${storeDir}", max_memory_store: 64MB, max_file_store: 1GB }`,
+    `cluster { name: streamgate-test, listen: 127.0.0.1:${ports.route}, routes: [${routes.join(', ')}] }`,
+    '',
+  ].join('\n');
+}
+
+function isBindFailure(error: unknown): boolean {
+  return error instanceof ServiceError && /address already in use/i.test(error.output);
+}
+
+/**
+ * Starts a private `nats-server` cluster with JetStream (default three nodes, enough for R3
+ * streams) on free ports of 127.0.0.1, each with its own store directory, and resolves once
+ * JetStream answers through it (a meta leader is elected). For one test file: `await using
+ * nats = await startNatsCluster()` or stop() in afterAll.
+ */
+export async function startNatsCluster(options: StartNatsClusterOptions = {}): Promise<NatsCluster> {
+  const binary = options.binary ?? 'nats-server';
+  assertNatsInstalled(binary);
+  const size = options.size ?? 3;
+  const startTimeoutMs = options.startTimeoutMs ?? 20_000;
+  for (let attempt = 1; ; attempt += 1) {
+    const dir = await mkdtemp(join(tmpdir(), 'streamgate-nats-'));
+    const ports: NodePorts[] = [];
+    for (let i = 0; i < size; i += 1) ports.push({ client: await freePort(), route: await freePort() });
+    const cluster = new RunningNatsCluster(binary, dir, ports, options.echo);
+    try {
+      await cluster.startAll(startTimeoutMs);
+      return cluster;
+    } catch (error) {
+      await cluster.stop();
+      // freePort() only says a port was free a moment ago: another process may have taken it.
+      if (!isBindFailure(error) || attempt >= START_ATTEMPTS) throw error;
+    }
+  }
+}
+
+class RunningNatsCluster implements NatsCluster {
+  private readonly services: Array<Service | undefined>;
+  private readonly connections = new Set<NatsConnection>();
+  private stopped = false;
+  readonly servers: string;
+
+  constructor(
+    private readonly binary: string,
+    private readonly dir: string,
+    private readonly ports: readonly NodePorts[],
+    private readonly echo: boolean | undefined,
+  ) {
+    this.services = ports.map(() => undefined);
+    this.servers = ports.map((p) => `nats://127.0.0.1:${p.client}`).join(',');
+  }
+
+  get nodes(): readonly NatsNode[] {
+    return this.ports.map((p, i) => ({
+      name: `n${i + 1}`,
+      port: p.client,
+      url: `nats://127.0.0.1:${p.client}`,
+      service: this.services[i],
+    }));
+  }
+
+  async startAll(timeoutMs: number): Promise<void> {
+    await Promise.all(this.ports.map((_, i) => this.launch(i, timeoutMs)));
+    const nc = await this.connect();
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 2_000, checkAPI: false });
+      // JetStream answers 503 until the cluster has elected a meta leader: waitFor counts that as not yet.
+      await waitFor(() => jsm.getAccountInfo().then(() => true), {
+        timeoutMs,
+        message: `the ${this.ports.length}-node NATS cluster elects a JetStream meta leader`,
+      });
+    } finally {
+      await this.closeConnection(nc);
+    }
+  }
+
+  private async launch(index: number, timeoutMs: number): Promise<void> {
+    const name = `n${index + 1}`;
+    const ports = this.ports[index];
+    if (ports === undefined) throw new RangeError(`no NATS node ${index}`);
+    const storeDir = join(this.dir, name);
+    await mkdir(storeDir, { recursive: true });
+    const configFile = join(this.dir, `${name}.conf`);
+    await writeFile(configFile, nodeConfig(name, ports, this.ports, storeDir));
+    const service = await spawnService({
+      name: `nats-server:${name}:${ports.client}`,
+      command: this.binary,
+      args: ['--config', configFile],
+      ...(this.echo === undefined ? {} : { echo: this.echo }),
+    });
+    this.services[index] = service;
+    // nats-server logs on stderr, which readyPattern does not watch.
+    await service.waitForLine(/Server is ready/, timeoutMs);
+  }
+
+  async connect(options: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
+    const nc = await connect({
+      servers: this.ports.map((p) => `127.0.0.1:${p.client}`),
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 100,
+      ...options,
+    });
+    this.connections.add(nc);
+    void nc.closed().then(() => this.connections.delete(nc));
+    return nc;
+  }
+
+  async kill(index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const service = this.services[index];
+    if (service === undefined) return;
+    this.services[index] = undefined;
+    // A frozen process takes no signal but SIGKILL until it runs again.
+    service.signal('SIGCONT');
+    service.signal(signal);
+    await service.exited;
+  }
+
+  freeze(index: number): void {
+    this.services[index]?.signal('SIGSTOP');
+  }
+
+  thaw(index: number): void {
+    this.services[index]?.signal('SIGCONT');
+  }
+
+  async restart(index: number): Promise<void> {
+    await this.kill(index, 'SIGTERM');
+    await this.launch(index, 20_000);
+  }
+
+  async streamLeader(stream: string): Promise<number> {
+    const nc = await this.connect();
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 2_000, checkAPI: false });
+      const info = await jsm.streams.info(stream);
+      const leader = info.cluster?.leader;
+      const index = this.ports.findIndex((_, i) => `n${i + 1}` === leader);
+      if (index < 0) throw new Error(`stream ${stream} has no leader among ${this.ports.length} nodes (${String(leader)})`);
+      return index;
+    } finally {
+      await this.closeConnection(nc);
+    }
+  }
+
+  private async closeConnection(nc: NatsConnection): Promise<void> {
+    this.connections.delete(nc);
+    await nc.close();
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await Promise.all([...this.connections].map((nc) => nc.close().catch(() => undefined)));
+    this.connections.clear();
+    await Promise.all(
+      this.services.map(async (service) => {
+        if (service === undefined) return;
+        service.signal('SIGCONT');
+        await service.stop();
+      }),
+    );
+    this.services.fill(undefined);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
