@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jetStreamSubject, streamOfJetStreamSubject } from './jetStreamSubject.js';
+import { jetStreamLiveSubject, jetStreamRepublish, jetStreamSubject, streamOfJetStreamSubject } from './jetStreamSubject.js';
 
 describe('jetStreamSubject', () => {
   it('maps every name to one subject token and back', () => {
@@ -18,5 +18,14 @@ describe('jetStreamSubject', () => {
     expect(streamOfJetStreamSubject('T', 'T.')).toBeNull();
     expect(streamOfJetStreamSubject('T', 'T.a%b')).toBeNull();
     expect(streamOfJetStreamSubject('T', 'T.a b')).toBeNull();
+  });
+});
+
+describe('jetStreamLiveSubject', () => {
+  it('is the republish destination of the stream’s subject', () => {
+    const { src, dest } = jetStreamRepublish('T');
+    expect(src).toBe('T.>');
+    expect(jetStreamLiveSubject('T', 'orders.42')).toBe(`${dest.slice(0, -1)}${jetStreamSubject('T', 'orders.42').slice(2)}`);
+    expect(jetStreamLiveSubject('T', 'orders.42')).toBe('$SG.live.T.orders%2E42');
   });
 });

@@ -19,3 +19,18 @@ export function streamOfJetStreamSubject(jetStream: string, subject: string): St
   const name = token.replaceAll('%2E', '.');
   return /^[A-Za-z0-9_.:{}\-/]{1,200}$/.test(name) && !name.includes('%') ? name : null;
 }
+
+/**
+ * Where the JetStream stream republishes each stored message of `stream` (its `republish` is
+ * `{ src: '<JetStream stream>.>', dest: '$SG.live.<JetStream stream>.>' }`): relays subscribe to
+ * it per watched stream, and the headers `Nats-Sequence` and `Nats-Last-Sequence` (the subject's
+ * previous sequence) say whether a message follows a relay's position with no gap, whoever wrote it.
+ */
+export function jetStreamLiveSubject(jetStream: string, stream: StreamName): string {
+  return `$SG.live.${jetStreamSubject(jetStream, stream)}`;
+}
+
+/** The `republish` a JetStream stream holding per-task streams is created with. */
+export function jetStreamRepublish(jetStream: string): { readonly src: string; readonly dest: string } {
+  return { src: `${jetStream}.>`, dest: `$SG.live.${jetStream}.>` };
+}
