@@ -5,6 +5,7 @@ import type { ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT, podNameCheck } from '@streamgate/ops';
 import {
   MAX_ENTRY_DATA_BYTES,
+  normalizeJetStreamTarget,
   normalizeRedisTarget,
   parseRedisTarget,
   redisTargetItemProblem,
@@ -25,6 +26,31 @@ const redisList = envList({
   each: redisTargetProblem,
   nonEmpty: true,
 }).transform((parts) => new Set(parts.map((part) => normalizeRedisTarget(part) ?? part)));
+
+/**
+ * JetStream targets tokens may name. Separated by spaces, not commas: one target lists its
+ * cluster's seeds with commas (`nats://n1:4222,n2:4222/STREAMGATE`).
+ */
+const jetStreamList = envText({
+  optional: 'for no JetStream target',
+  check: (text) => {
+    const items = text.split(/\s+/).filter((item) => item !== '');
+    if (items.length === 0) return 'holds no target; list nats://seed:port,seed:port/STREAM targets separated by spaces, or leave it unset';
+    const bad = items.filter((item) => normalizeJetStreamTarget(item) === null);
+    return bad.length === 0
+      ? null
+      : `${bad.map((item) => `"${item.replace(/\/\/[^@/]*@/, '//<credentials>@')}"`).join(', ')} is not a JetStream target; list nats:// or tls:// URLs with comma-separated seeds, an optional /STREAM, and no credentials (they go in RELAY_NATS_USERNAME / RELAY_NATS_PASSWORD), separated by spaces`;
+  },
+}).transform((text) =>
+  text === undefined
+    ? new Set<string>()
+    : new Set(
+        text
+          .split(/\s+/)
+          .filter((item) => item !== '')
+          .map((item) => normalizeJetStreamTarget(item) ?? item),
+      ),
+);
 
 // The relay's own connection to the operations stream's Redis: credentials may be in the URL.
 const opsRedisUrlProblem = (raw: string): string | null =>
@@ -77,6 +103,10 @@ export const relayConfigSchema = z
     RELAY_REDIS_DOWN_AFTER_MS: int(3_000, 0, 600_000, '0 = at the first failed health check'),
     RELAY_REDIS_USERNAME: envText({ optional: 'for no username' }),
     RELAY_REDIS_PASSWORD: envText({ optional: 'for no password' }),
+    // NATS JetStream targets (docs/protocol.md §17), read beside the Redis ones.
+    RELAY_JETSTREAM_ALLOWLIST: jetStreamList,
+    RELAY_NATS_USERNAME: envText({ optional: 'for no username' }),
+    RELAY_NATS_PASSWORD: envText({ optional: 'for no password' }),
     RELAY_MAX_FRAME_BYTES: int(16 * 1024, 512, 1024 * 1024),
     RELAY_MAX_SUBSCRIPTIONS_PER_SOCKET: int(100, 1, 10_000),
     RELAY_MAX_BACKPRESSURE_BYTES: int(1024 * 1024, 16 * 1024, 256 * 1024 * 1024),
@@ -200,5 +230,5 @@ export type RelayConfig = z.output<typeof relayConfigSchema>;
 
 /** Parses the environment once, at boot; every bad variable is reported, each with its fix. */
 export function parseRelayConfig(env: Env): ConfigResult<RelayConfig> {
-  return parseEnv(relayConfigSchema, env, { app: 'relay', secret: ['RELAY_REDIS_PASSWORD'] });
+  return parseEnv(relayConfigSchema, env, { app: 'relay', secret: ['RELAY_REDIS_PASSWORD', 'RELAY_NATS_PASSWORD'] });
 }

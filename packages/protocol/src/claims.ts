@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { redisTargetSchema } from './redisTarget.js';
+import { streamTargetSchema } from './streamTarget.js';
 import { streamNameSchema } from './streamName.js';
 
 /** Version of the claim set; a relay refuses tokens of a version it does not know. */
@@ -20,7 +20,8 @@ export const relayClaimsSchema = z.object({
   jti: z.string().min(1).max(128),
   ver: z.literal(CLAIMS_VERSION),
   stream: streamNameSchema,
-  redis: redisTargetSchema,
+  /** The stream's log: a Redis or, despite the name, a NATS JetStream target (streamTarget.ts). */
+  redis: streamTargetSchema,
 });
 
 export type RelayClaims = z.infer<typeof relayClaimsSchema>;

@@ -16,6 +16,7 @@ export * from './relaySubscription.js';
 export * from './splitRedisUrl.js';
 export * from './streamId.js';
 export * from './streamName.js';
+export * from './streamTarget.js';
 export * from './tokenRefreshWindow.js';
 export * from './revocation.js';
 export * from './Clock.js';

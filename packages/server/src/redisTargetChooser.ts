@@ -1,21 +1,22 @@
-import { normalizeRedisTarget } from '@streamgate/protocol';
+import { normalizeStreamTarget } from '@streamgate/protocol';
 import { placeStream } from '@streamgate/redis';
 
 /**
  * Which Redis a token names for a stream: one target for every stream; a list of instances, each
  * stream on `placeStream(stream, list)` (docs/protocol.md §16: the function publishers and ingest
  * use, so give them the same list); or the product's own choice per stream. Targets are
- * `redis://host:port/db`, `rediss://…`, or a cluster `redis-cluster://seed:port`, without
- * credentials (the relay adds its own).
+ * `redis://host:port/db`, `rediss://…`, a cluster `redis-cluster://seed:port`, or a NATS JetStream
+ * target `nats://seed:port,seed:port/STREAM` (docs/protocol.md §17), without credentials (the
+ * relay adds its own).
  */
 export type RedisTargetChoice = string | readonly string[] | ((stream: string) => string);
 
 /** A target in normalized form; throws a TypeError naming `what` when it is not one. */
 export function redisTarget(raw: string, what: string): string {
-  const target = normalizeRedisTarget(raw);
+  const target = normalizeStreamTarget(raw);
   if (target === null) {
     throw new TypeError(
-      `${what} must be a redis:// or rediss:// URL with a host, optional port and db, or a redis-cluster:// or rediss-cluster:// URL with a host and optional port, and no credentials (the relay adds its own); got "${raw}"`,
+      `${what} must be a redis:// or rediss:// URL with a host, optional port and db, a redis-cluster:// or rediss-cluster:// URL with a host and optional port, or a nats:// or tls:// JetStream URL with seeds and an optional stream, and no credentials (the relay adds its own); got "${raw}"`,
     );
   }
   return target;
