@@ -4,7 +4,7 @@ import type { StreamRef } from '@streamgate/protocol';
 import { errorText } from './PublishError.js';
 import type { PublishError } from './PublishError.js';
 
-type Encoded = { ok: true; text: string } | { ok: false; error: PublishError };
+type Encoded = { ok: true; text: string } | { ok: false; error: Extract<PublishError, { code: 'payload_invalid' }> };
 
 /**
  * A payload checked against its stream's schema (any Standard Schema, when it has one) and

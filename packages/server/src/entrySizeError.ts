@@ -6,7 +6,7 @@ import type { PublishError } from './PublishError.js';
  * MAX_ENTRY_DATA_BYTES, or null. Checked before anything is sent: a relay would deliver a larger
  * entry as `malformed`, so writing it would only store what no subscriber can read.
  */
-export function entrySizeError(dataText: string): PublishError | null {
+export function entrySizeError(dataText: string): Extract<PublishError, { code: 'payload_too_large' }> | null {
   // UTF-8 takes at most 3 bytes per UTF-16 code unit: short texts need no counting.
   if (dataText.length * 3 <= MAX_ENTRY_DATA_BYTES) return null;
   const bytes = Buffer.byteLength(dataText, 'utf8');
