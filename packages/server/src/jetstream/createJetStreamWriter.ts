@@ -1,0 +1,320 @@
+import { jetstream } from '@nats-io/jetstream';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  DEFAULT_JETSTREAM_STREAM,
+  jetStreamId,
+  jetStreamSequence,
+  jetStreamSubject,
+  parseJetStreamTarget,
+  streamNameSchema,
+} from '@streamgate/protocol';
+import type { JetStreamTargetAddress, StreamId, StreamRef } from '@streamgate/protocol';
+import { encodePayload } from '../encodePayload.js';
+import { entrySizeError } from '../entrySizeError.js';
+import { parseIdempotencyKey } from '../parseIdempotencyKey.js';
+import { errorText } from '../PublishError.js';
+import { timeoutAfter } from '../timeoutAfter.js';
+import { classifyJetStreamPublishError } from './JetStreamPublishError.js';
+import type { JetStreamPublishError } from './JetStreamPublishError.js';
+import { storedWithMsgId } from './storedWithMsgId.js';
+
+type FencedError = Extract<JetStreamPublishError, { code: 'fenced' }>;
+
+/**
+ * `id` is `0-<stream sequence>` (jetStreamId), the position clients resume from, as a Redis id is.
+ * `duplicate`: the idempotency key had already stored a message within the duplicate window;
+ * `id` is that message's and nothing new was stored.
+ */
+export type JetStreamPublishResult = { ok: true; id: StreamId; duplicate: boolean } | { ok: false; error: JetStreamPublishError };
+
+export type JetStreamPublishOptions = {
+  /**
+   * At most one entry is stored per (task stream, key) within the JetStream stream's
+   * `duplicate_window` (default 2 minutes; ensureJetStream's `duplicateWindowMs`); a repeat
+   * returns the first entry's id with `duplicate: true`. Sent as `Nats-Msg-Id: <stream name> <key>`
+   * (JetStream dedupes per JetStream stream, the name scopes the key to the task as
+   * createPublisher's Redis record does). The window is the stream's and far shorter than
+   * createPublisher's hour: a retry after it can store the entry twice. 1–200 printable ASCII
+   * characters without space.
+   */
+  idempotencyKey?: string;
+  /**
+   * Fencing for a single writer per task: store only if this is the task stream's last entry
+   * (`0-0`: the task has none yet), sent as `Nats-Expected-Last-Subject-Sequence`. Otherwise
+   * nothing is stored and the publish fails with `fenced`. A retry carrying the same
+   * idempotencyKey answers `duplicate` (not `fenced`) when its first attempt is the task's last
+   * entry: a clustered JetStream checks the fence before its duplicate window, so the writer reads
+   * that entry's `Nats-Msg-Id` to tell the two apart.
+   */
+  expectLastId?: StreamId;
+};
+
+/** Credentials for a writer that opens its own connection (targets carry none). */
+export type JetStreamCredentials = { user: string; pass: string } | { token: string };
+
+export type JetStreamWriterOptions = {
+  /** How long one publish may take, waiting for a connection included. Default 5 000 ms. */
+  timeoutMs?: number;
+} & (
+  | {
+      /** A connected NATS connection; the writer never closes it. */
+      connection: NatsConnection;
+      /** The JetStream stream holding the per-task subjects; default STREAMGATE. */
+      stream?: string;
+      target?: never;
+    }
+  | {
+      /** `nats://h:p,h:p/STREAM` (`tls://` for TLS), or its parsed address. Opened on the first publish, closed by close(). */
+      target: string | JetStreamTargetAddress;
+      credentials?: JetStreamCredentials;
+      /** The connection's name as the servers list it; default `streamgate-publisher`. */
+      connectionName?: string;
+      connection?: never;
+    }
+);
+
+export interface JetStreamWriter {
+  /** The JetStream stream written to. */
+  readonly stream: string;
+  /** Never throws: failures are typed results saying whether the message may have been stored. */
+  publish<T>(stream: StreamRef<T>, payload: T, options?: JetStreamPublishOptions): Promise<JetStreamPublishResult>;
+  /** Later publishes answer `closed`; an owned connection is drained (acks already due still arrive), then closed. */
+  close(): Promise<void>;
+}
+
+const failed = (error: JetStreamPublishError): JetStreamPublishResult => ({ ok: false, error });
+
+/**
+ * Writes entries to per-task subjects of a JetStream stream, `<STREAM>.<name>` (jetStreamSubject),
+ * with the payload encoded and size-checked exactly as createPublisher writes a Redis entry's
+ * `data`. Every publish waits for JetStream's ack, which comes once the stream's replicas have
+ * stored the message (an R3 stream: two of three), so an acknowledged entry survives the loss
+ * of the leader. After `timeout` or a retryable error, retry with the same idempotencyKey.
+ */
+export function createJetStreamWriter(options: JetStreamWriterOptions): JetStreamWriter {
+  if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createJetStreamWriter needs an options object');
+  const { timeoutMs = 5_000 } = options;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new RangeError(`timeoutMs must be a positive integer, got ${timeoutMs}`);
+  const source = connectionSource(options, timeoutMs);
+  let closed = false;
+
+  async function send(
+    subject: string,
+    data: string,
+    msgID: string | undefined,
+    expectedId: StreamId | null,
+  ): Promise<JetStreamPublishResult> {
+    const startedAt = Date.now();
+    const ready = await source.client(timeoutMs);
+    if (!ready.ok) return failed(ready.error);
+    const remaining = Math.max(1, timeoutMs - (Date.now() - startedAt));
+    const expectedSequence = expectedId === null ? undefined : jetStreamSequence(expectedId);
+    try {
+      const ack = await ready.js.publish(subject, data, {
+        timeout: remaining,
+        // One attempt: a retry belongs to the caller, who holds the idempotency key.
+        retries: 1,
+        ...(msgID === undefined ? {} : { msgID }),
+        // streamName: a subject that another stream captures is refused, not stored where no relay reads.
+        expect: {
+          streamName: source.stream,
+          ...(expectedSequence === undefined || expectedSequence === null ? {} : { lastSubjectSequence: expectedSequence }),
+        },
+      });
+      return { ok: true, id: jetStreamId(ack.seq), duplicate: ack.duplicate };
+    } catch (error) {
+      if (closed) return failed({ code: 'closed', retryable: false, written: 'unknown', message: `writer closed: ${errorText(error)}` });
+      const refused = classifyJetStreamPublishError(error, { jetStream: source.stream, subject, expectedId });
+      if (refused.code !== 'fenced' || msgID === undefined || refused.lastId === null) return failed(refused);
+      return ownFencedWrite(ready.js, refused, msgID, Math.max(1, timeoutMs - (Date.now() - startedAt)));
+    }
+  }
+
+  /** A `fenced` retry is the caller's own stored write when the subject's last entry carries its key. */
+  async function ownFencedWrite(
+    js: JetStreamClient,
+    refused: FencedError,
+    msgID: string,
+    remainingMs: number,
+  ): Promise<JetStreamPublishResult> {
+    const lastId = refused.lastId ?? '0-0';
+    const timer = timeoutAfter(remainingMs);
+    try {
+      const own = await Promise.race([storedWithMsgId(js, source.stream, jetStreamSequence(lastId) ?? 0, msgID), timer.promise]);
+      if (own === 'timeout') throw new Error(`no answer within ${remainingMs} ms`);
+      return own ? { ok: true, id: lastId, duplicate: true } : failed(refused);
+    } catch (error) {
+      // Refused, but possibly because an earlier attempt of this publish was stored: unknown until read.
+      return failed({
+        code: 'jetstream_unavailable',
+        retryable: true,
+        written: 'unknown',
+        message: `${refused.message}; whether ${lastId} is this publish's earlier attempt could not be read (${errorText(error)}); retry with the same idempotencyKey`,
+      });
+    } finally {
+      timer.clear();
+    }
+  }
+
+  return {
+    stream: source.stream,
+    async publish<T>(stream: StreamRef<T>, payload: T, publishOptions: JetStreamPublishOptions = {}): Promise<JetStreamPublishResult> {
+      if (closed) return failed({ code: 'closed', retryable: false, written: 'no', message: 'writer.close() was called' });
+      // From plain JavaScript `stream` may be anything: `publish` never throws, so it is read here.
+      const name = streamNameSchema.safeParse(
+        typeof stream === 'object' && stream !== null ? (stream as { name?: unknown }).name : undefined,
+      );
+      if (!name.success) {
+        return failed({
+          code: 'stream_invalid',
+          retryable: false,
+          field: 'stream',
+          message: `stream: ${name.error.issues[0]?.message ?? 'invalid'}`,
+        });
+      }
+      const data = await encodePayload(stream, payload);
+      if (!data.ok) return data;
+      const tooLarge = entrySizeError(data.text);
+      if (tooLarge !== null) return failed(tooLarge);
+      let msgID: string | undefined;
+      if (publishOptions.idempotencyKey !== undefined) {
+        const key = parseIdempotencyKey(publishOptions.idempotencyKey);
+        if (!key.ok) {
+          return failed({
+            code: 'idempotency_key_invalid',
+            retryable: false,
+            field: 'idempotencyKey',
+            message: `idempotencyKey ${key.reason}`,
+          });
+        }
+        // A space is in neither a stream name nor a key: the pair maps to one message id.
+        msgID = `${name.data} ${key.key}`;
+      }
+      const expectedId = publishOptions.expectLastId ?? null;
+      if (expectedId !== null && (typeof expectedId !== 'string' || jetStreamSequence(expectedId) === null)) {
+        return failed({
+          code: 'options_invalid',
+          retryable: false,
+          field: 'expectLastId',
+          message: `expectLastId must be a JetStream id 0-<sequence> (0-0: no entry yet), got ${JSON.stringify(expectedId)}`,
+        });
+      }
+      return send(jetStreamSubject(source.stream, name.data), data.text, msgID, expectedId);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await source.close();
+    },
+  };
+}
+
+type ClientReady = { ok: true; js: JetStreamClient } | { ok: false; error: JetStreamPublishError };
+
+interface ConnectionSource {
+  readonly stream: string;
+  client(timeoutMs: number): Promise<ClientReady>;
+  close(): Promise<void>;
+}
+
+function connectionSource(options: JetStreamWriterOptions, timeoutMs: number): ConnectionSource {
+  // From plain JavaScript: name what is wrong rather than fail reading a property of undefined.
+  const given = options as { connection?: unknown; target?: unknown };
+  if ((given.connection === undefined) === (given.target === undefined)) {
+    throw new TypeError(
+      `createJetStreamWriter needs exactly one of connection (a NatsConnection) and target (a nats:// URL); got ${given.connection === undefined ? 'neither' : 'both'}`,
+    );
+  }
+  if (options.connection !== undefined) {
+    const stream = options.stream ?? DEFAULT_JETSTREAM_STREAM;
+    // The target grammar owns the rule for JetStream stream names; reuse it rather than copy it.
+    if (parseJetStreamTarget(`nats://localhost/${stream}`) === null)
+      throw new TypeError(`not a JetStream stream name: ${JSON.stringify(stream)}`);
+    return givenConnection(options.connection, stream, timeoutMs);
+  }
+  const target = options.target;
+  const address = typeof target === 'string' ? parseJetStreamTarget(target) : target;
+  if (address === null) throw new TypeError(`not a JetStream target (nats://host:port[,host:port…]/STREAM): ${JSON.stringify(target)}`);
+  return ownedConnection(address, options.credentials, options.connectionName ?? 'streamgate-publisher', timeoutMs);
+}
+
+function givenConnection(nc: NatsConnection, stream: string, timeoutMs: number): ConnectionSource {
+  const js = jetstream(nc, { timeout: timeoutMs });
+  return {
+    stream,
+    client() {
+      if (nc.isClosed() || nc.isDraining()) {
+        return Promise.resolve({
+          ok: false,
+          error: { code: 'closed', retryable: false, written: 'no', message: 'the NATS connection given to the writer is closed' },
+        });
+      }
+      return Promise.resolve({ ok: true, js });
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+function ownedConnection(
+  address: JetStreamTargetAddress,
+  credentials: JetStreamCredentials | undefined,
+  name: string,
+  timeoutMs: number,
+): ConnectionSource {
+  let pending: Promise<NatsConnection> | null = null;
+  let js: JetStreamClient | null = null;
+  let closing = false;
+
+  function open(): Promise<NatsConnection> {
+    pending ??= connect({
+      servers: [...address.servers],
+      name,
+      ...(address.tls ? { tls: {} } : {}),
+      ...credentials,
+      // Once connected, the client rides out node restarts on its own; a publish meanwhile ends
+      // as `timeout` and is retried by the caller.
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    }).then(
+      (nc) => {
+        js = jetstream(nc, { timeout: timeoutMs });
+        return nc;
+      },
+      (error: unknown) => {
+        // The next publish tries again; this one reports the failure.
+        pending = null;
+        throw error;
+      },
+    );
+    return pending;
+  }
+
+  return {
+    stream: address.stream,
+    async client(waitMs) {
+      const timer = timeoutAfter(waitMs);
+      try {
+        const outcome = await Promise.race([
+          open().then(
+            () => 'open' as const,
+            (error: unknown) => error,
+          ),
+          timer.promise,
+        ]);
+        if (outcome === 'open' && js !== null) return { ok: true, js };
+        const why = outcome === 'timeout' ? `no connection to ${address.servers.join(',')} within ${waitMs} ms` : errorText(outcome);
+        return { ok: false, error: { code: 'jetstream_unavailable', retryable: true, written: 'no', message: `${why}; nothing was sent` } };
+      } finally {
+        timer.clear();
+      }
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      const nc = await pending?.catch(() => null);
+      if (nc !== null && nc !== undefined && !nc.isClosed()) await nc.drain();
+    },
+  };
+}
