@@ -27,13 +27,15 @@ export type JetStreamPublishError =
   /** No ack within the writer's `timeoutMs` after the message was sent (a leader election, a lost connection). */
   | { code: 'timeout'; retryable: true; written: 'unknown'; message: string }
   /**
-   * No connection within `timeoutMs` (`written: 'no'`), or the cluster answered that it cannot
-   * store now (no stream leader, too few current replicas; `written: 'no'`).
+   * No connection within `timeoutMs`, or the cluster cannot store now: the stream has no leader
+   * (an election; its subjects have no responders meanwhile) or too few current replicas. Those
+   * are `written: 'no'`; a connection lost under the publish is `unknown`.
    */
   | { code: 'jetstream_unavailable'; retryable: true; written: PublishWritten; message: string }
   /**
-   * No JetStream stream holds `subject` (NATS answered "no responders"): a configuration error.
-   * Create the stream (ensureJetStream) before publishing; retrying will not help.
+   * No JetStream stream holds `subject`: NATS answered "no responders" and the JetStream meta
+   * leader knows no stream for it (a stream between leaders is silent too, and is answered
+   * `jetstream_unavailable`). A configuration error: create the stream (ensureJetStream).
    */
   | { code: 'jetstream_stream_missing'; retryable: false; written: 'no'; subject: string; message: string }
   /**

@@ -19,8 +19,10 @@ import { timeoutAfter } from '../timeoutAfter.js';
 import { classifyJetStreamPublishError } from './JetStreamPublishError.js';
 import type { JetStreamPublishError } from './JetStreamPublishError.js';
 import { storedWithMsgId } from './storedWithMsgId.js';
+import { streamHoldingSubject } from './streamHoldingSubject.js';
 
 type FencedError = Extract<JetStreamPublishError, { code: 'fenced' }>;
+type MissingError = Extract<JetStreamPublishError, { code: 'jetstream_stream_missing' }>;
 
 /**
  * `id` is `0-<stream sequence>` (jetStreamId), the position clients resume from, as a Redis id is.
@@ -127,9 +129,33 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
     } catch (error) {
       if (closed) return failed({ code: 'closed', retryable: false, written: 'unknown', message: `writer closed: ${errorText(error)}` });
       const refused = classifyJetStreamPublishError(error, { jetStream: source.stream, subject, expectedId });
+      const left = Math.max(1, timeoutMs - (Date.now() - startedAt));
+      if (refused.code === 'jetstream_stream_missing') return leaderlessOrMissing(ready.js, refused, left);
       if (refused.code !== 'fenced' || msgID === undefined || refused.lastId === null) return failed(refused);
-      return ownFencedWrite(ready.js, refused, msgID, Math.max(1, timeoutMs - (Date.now() - startedAt)));
+      return ownFencedWrite(ready.js, refused, msgID, left);
     }
+  }
+
+  /** "No responders" is a missing stream, or one between leaders: only the meta leader knows which. */
+  async function leaderlessOrMissing(js: JetStreamClient, refused: MissingError, remainingMs: number): Promise<JetStreamPublishResult> {
+    let holder: string | null;
+    try {
+      holder = await within(streamHoldingSubject(js, refused.subject), remainingMs);
+    } catch (error) {
+      return failed({
+        code: 'jetstream_unavailable',
+        retryable: true,
+        written: 'no',
+        message: `no responders for ${refused.subject}, and JetStream did not say whether a stream holds it (${errorText(error)}); nothing was stored`,
+      });
+    }
+    if (holder === null) return failed(refused);
+    return failed({
+      code: 'jetstream_unavailable',
+      retryable: true,
+      written: 'no',
+      message: `JetStream stream ${holder} holds ${refused.subject} but has no leader now (an election after a node's loss); nothing was stored`,
+    });
   }
 
   /** A `fenced` retry is the caller's own stored write when the subject's last entry carries its key. */
@@ -140,10 +166,8 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
     remainingMs: number,
   ): Promise<JetStreamPublishResult> {
     const lastId = refused.lastId ?? '0-0';
-    const timer = timeoutAfter(remainingMs);
     try {
-      const own = await Promise.race([storedWithMsgId(js, source.stream, jetStreamSequence(lastId) ?? 0, msgID), timer.promise]);
-      if (own === 'timeout') throw new Error(`no answer within ${remainingMs} ms`);
+      const own = await within(storedWithMsgId(js, source.stream, jetStreamSequence(lastId) ?? 0, msgID), remainingMs);
       return own ? { ok: true, id: lastId, duplicate: true } : failed(refused);
     } catch (error) {
       // Refused, but possibly because an earlier attempt of this publish was stored: unknown until read.
@@ -153,8 +177,6 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
         written: 'unknown',
         message: `${refused.message}; whether ${lastId} is this publish's earlier attempt could not be read (${errorText(error)}); retry with the same idempotencyKey`,
       });
-    } finally {
-      timer.clear();
     }
   }
 
@@ -317,4 +339,16 @@ function ownedConnection(
       if (nc !== null && nc !== undefined && !nc.isClosed()) await nc.drain();
     },
   };
+}
+
+/** `promise`'s value, or a rejection once `ms` have passed: a follow-up request keeps to the publish's deadline. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  const timer = timeoutAfter(ms);
+  try {
+    const outcome = await Promise.race([promise.then((value) => ({ value })), timer.promise]);
+    if (outcome === 'timeout') throw new Error(`no answer within ${ms} ms`);
+    return outcome.value;
+  } finally {
+    timer.clear();
+  }
 }
