@@ -4,7 +4,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineStream, jetStreamSubject, MAX_ENTRY_DATA_BYTES } from '@streamgate/protocol';
-import { startNatsCluster } from '@streamgate/testkit';
+import { freePort, startNatsCluster } from '@streamgate/testkit';
 import type { NatsCluster } from '@streamgate/testkit';
 import { createJetStreamWriter } from './createJetStreamWriter.js';
 import type { JetStreamWriter } from './createJetStreamWriter.js';
@@ -143,6 +143,22 @@ describe('createJetStreamWriter (real 3-node JetStream cluster)', () => {
     expect(result.error.message).toContain('NOSUCH.jobs:x');
     expect(result.error.message).toContain('ensureJetStream');
     await orphan.close();
+  });
+
+  it('refuses, as jetstream_rejected, a subject that another JetStream stream captures', async () => {
+    await jsm.streams.add({ name: 'CAPTOR', subjects: ['ELSEWHERE.*'], num_replicas: 3 });
+    const misplaced = createJetStreamWriter({ connection: nc, stream: 'ELSEWHERE' });
+    const result = await misplaced.publish(jobs.for('x'), { step: 1 });
+    expect(!result.ok && result.error).toMatchObject({ code: 'jetstream_rejected', retryable: false, written: 'no', errCode: 10060 });
+    expect((await jsm.streams.info('CAPTOR')).state.messages).toBe(0);
+  });
+
+  it('answers jetstream_unavailable, nothing sent, when its target does not answer', async () => {
+    const port = await freePort();
+    const unreachable = createJetStreamWriter({ target: `nats://127.0.0.1:${port}/${STREAM}`, timeoutMs: 2_000 });
+    const result = await unreachable.publish(jobs.for('x'), { step: 1 });
+    expect(!result.ok && result.error).toMatchObject({ code: 'jetstream_unavailable', retryable: true, written: 'no' });
+    await unreachable.close();
   });
 
   it('opens its own connection from a target and answers closed after close()', async () => {

@@ -1,16 +1,6 @@
-import { jetstream } from '@nats-io/jetstream';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
-import type { NatsConnection } from '@nats-io/transport-node';
-import {
-  DEFAULT_JETSTREAM_STREAM,
-  jetStreamId,
-  jetStreamSequence,
-  jetStreamSubject,
-  parseJetStreamTarget,
-  streamNameSchema,
-} from '@streamgate/protocol';
-import type { JetStreamTargetAddress, StreamId, StreamRef } from '@streamgate/protocol';
+import { jetStreamId, jetStreamSequence, jetStreamSubject, streamNameSchema } from '@streamgate/protocol';
+import type { StreamId, StreamRef } from '@streamgate/protocol';
 import { encodePayload } from '../encodePayload.js';
 import { entrySizeError } from '../entrySizeError.js';
 import { parseIdempotencyKey } from '../parseIdempotencyKey.js';
@@ -18,8 +8,12 @@ import { errorText } from '../PublishError.js';
 import { timeoutAfter } from '../timeoutAfter.js';
 import { classifyJetStreamPublishError } from './JetStreamPublishError.js';
 import type { JetStreamPublishError } from './JetStreamPublishError.js';
+import { jetStreamConnectionSource } from './jetStreamConnectionSource.js';
+import type { JetStreamConnectionOptions } from './jetStreamConnectionSource.js';
 import { storedWithMsgId } from './storedWithMsgId.js';
 import { streamHoldingSubject } from './streamHoldingSubject.js';
+
+export type { JetStreamConnectionOptions, JetStreamCredentials } from './jetStreamConnectionSource.js';
 
 type FencedError = Extract<JetStreamPublishError, { code: 'fenced' }>;
 type MissingError = Extract<JetStreamPublishError, { code: 'jetstream_stream_missing' }>;
@@ -53,29 +47,10 @@ export type JetStreamPublishOptions = {
   expectLastId?: StreamId;
 };
 
-/** Credentials for a writer that opens its own connection (targets carry none). */
-export type JetStreamCredentials = { user: string; pass: string } | { token: string };
-
 export type JetStreamWriterOptions = {
   /** How long one publish may take, waiting for a connection included. Default 5 000 ms. */
   timeoutMs?: number;
-} & (
-  | {
-      /** A connected NATS connection; the writer never closes it. */
-      connection: NatsConnection;
-      /** The JetStream stream holding the per-task subjects; default STREAMGATE. */
-      stream?: string;
-      target?: never;
-    }
-  | {
-      /** `nats://h:p,h:p/STREAM` (`tls://` for TLS), or its parsed address. Opened on the first publish, closed by close(). */
-      target: string | JetStreamTargetAddress;
-      credentials?: JetStreamCredentials;
-      /** The connection's name as the servers list it; default `streamgate-publisher`. */
-      connectionName?: string;
-      connection?: never;
-    }
-);
+} & JetStreamConnectionOptions;
 
 export interface JetStreamWriter {
   /** The JetStream stream written to. */
@@ -99,7 +74,7 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createJetStreamWriter needs an options object');
   const { timeoutMs = 5_000 } = options;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new RangeError(`timeoutMs must be a positive integer, got ${timeoutMs}`);
-  const source = connectionSource(options, timeoutMs);
+  const source = jetStreamConnectionSource(options, timeoutMs);
   let closed = false;
 
   async function send(
@@ -229,114 +204,6 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
       if (closed) return;
       closed = true;
       await source.close();
-    },
-  };
-}
-
-type ClientReady = { ok: true; js: JetStreamClient } | { ok: false; error: JetStreamPublishError };
-
-interface ConnectionSource {
-  readonly stream: string;
-  client(timeoutMs: number): Promise<ClientReady>;
-  close(): Promise<void>;
-}
-
-function connectionSource(options: JetStreamWriterOptions, timeoutMs: number): ConnectionSource {
-  // From plain JavaScript: name what is wrong rather than fail reading a property of undefined.
-  const given = options as { connection?: unknown; target?: unknown };
-  if ((given.connection === undefined) === (given.target === undefined)) {
-    throw new TypeError(
-      `createJetStreamWriter needs exactly one of connection (a NatsConnection) and target (a nats:// URL); got ${given.connection === undefined ? 'neither' : 'both'}`,
-    );
-  }
-  if (options.connection !== undefined) {
-    const stream = options.stream ?? DEFAULT_JETSTREAM_STREAM;
-    // The target grammar owns the rule for JetStream stream names; reuse it rather than copy it.
-    if (parseJetStreamTarget(`nats://localhost/${stream}`) === null)
-      throw new TypeError(`not a JetStream stream name: ${JSON.stringify(stream)}`);
-    return givenConnection(options.connection, stream, timeoutMs);
-  }
-  const target = options.target;
-  const address = typeof target === 'string' ? parseJetStreamTarget(target) : target;
-  if (address === null) throw new TypeError(`not a JetStream target (nats://host:port[,host:port…]/STREAM): ${JSON.stringify(target)}`);
-  return ownedConnection(address, options.credentials, options.connectionName ?? 'streamgate-publisher', timeoutMs);
-}
-
-function givenConnection(nc: NatsConnection, stream: string, timeoutMs: number): ConnectionSource {
-  const js = jetstream(nc, { timeout: timeoutMs });
-  return {
-    stream,
-    client() {
-      if (nc.isClosed() || nc.isDraining()) {
-        return Promise.resolve({
-          ok: false,
-          error: { code: 'closed', retryable: false, written: 'no', message: 'the NATS connection given to the writer is closed' },
-        });
-      }
-      return Promise.resolve({ ok: true, js });
-    },
-    close: () => Promise.resolve(),
-  };
-}
-
-function ownedConnection(
-  address: JetStreamTargetAddress,
-  credentials: JetStreamCredentials | undefined,
-  name: string,
-  timeoutMs: number,
-): ConnectionSource {
-  let pending: Promise<NatsConnection> | null = null;
-  let js: JetStreamClient | null = null;
-  let closing = false;
-
-  function open(): Promise<NatsConnection> {
-    pending ??= connect({
-      servers: [...address.servers],
-      name,
-      ...(address.tls ? { tls: {} } : {}),
-      ...credentials,
-      // Once connected, the client rides out node restarts on its own; a publish meanwhile ends
-      // as `timeout` and is retried by the caller.
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-    }).then(
-      (nc) => {
-        js = jetstream(nc, { timeout: timeoutMs });
-        return nc;
-      },
-      (error: unknown) => {
-        // The next publish tries again; this one reports the failure.
-        pending = null;
-        throw error;
-      },
-    );
-    return pending;
-  }
-
-  return {
-    stream: address.stream,
-    async client(waitMs) {
-      const timer = timeoutAfter(waitMs);
-      try {
-        const outcome = await Promise.race([
-          open().then(
-            () => 'open' as const,
-            (error: unknown) => error,
-          ),
-          timer.promise,
-        ]);
-        if (outcome === 'open' && js !== null) return { ok: true, js };
-        const why = outcome === 'timeout' ? `no connection to ${address.servers.join(',')} within ${waitMs} ms` : errorText(outcome);
-        return { ok: false, error: { code: 'jetstream_unavailable', retryable: true, written: 'no', message: `${why}; nothing was sent` } };
-      } finally {
-        timer.clear();
-      }
-    },
-    async close() {
-      if (closing) return;
-      closing = true;
-      const nc = await pending?.catch(() => null);
-      if (nc !== null && nc !== undefined && !nc.isClosed()) await nc.drain();
     },
   };
 }
