@@ -103,6 +103,18 @@ describe('ensureJetStream (real 3-node JetStream cluster)', () => {
     expect((await jsm.streams.info('HANDMADE')).config.republish).toBeUndefined();
   });
 
+  it('lets processes starting together agree on one stream, and reports the one that wants another', async () => {
+    const same = await Promise.all([1, 2, 3].map(() => ensureJetStream(jsm, { stream: 'RACE' })));
+    expect(same.map((result) => result.ok)).toEqual([true, true, true]);
+    // nats-server 2.9 leaves the second of two differing adds unanswered: a short timeout keeps the test quick.
+    const quick = await jetstreamManager(nc, { timeout: 1_500 });
+    const differ = await Promise.all([3, 1].map((replicas) => ensureJetStream(quick, { stream: 'RACE2' }, { replicas })));
+    const codes = differ.map((result) =>
+      result.ok ? 'ok' : `${result.error.code} ${result.error.code === 'jetstream_stream_conflict' ? result.error.field : ''}`,
+    );
+    expect(codes.sort()).toEqual(['jetstream_stream_conflict num_replicas', 'ok']);
+  });
+
   it('refuses options JetStream could not honour before asking it', async () => {
     await expect(ensureJetStream(jsm, { stream: 'BAD' }, { replicas: 0 })).rejects.toThrow(RangeError);
     await expect(ensureJetStream(jsm, { stream: 'BAD' }, { replicas: 7 })).rejects.toThrow(/at most 5/);

@@ -1,6 +1,6 @@
 import { JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { JetStreamManager, StreamConfig, StreamInfo } from '@nats-io/jetstream';
-import { ClosedConnectionError, nanos } from '@nats-io/transport-node';
+import { ClosedConnectionError, nanos, TimeoutError } from '@nats-io/transport-node';
 import type { JetStreamTargetAddress } from '@streamgate/protocol';
 import { errorText } from '../PublishError.js';
 import { hasCause, isNoResponders } from './errorCauses.js';
@@ -33,6 +33,10 @@ export type EnsureJetStreamError =
   /** JetStream refused the stream (subjects that overlap another stream, too few servers, no JetStream). */
   | { code: 'jetstream_rejected'; retryable: false; status: number | null; errCode: number | null; message: string };
 
+/**
+ * `created`: this call's add made the stream (JetStream accepts an identical add of an existing
+ * stream, so two processes starting together may both say so); `info` as JetStream reported it.
+ */
 export type EnsureJetStreamResult = { ok: true; created: boolean; info: StreamInfo } | { ok: false; error: EnsureJetStreamError };
 
 const STREAM_NOT_FOUND = 10059;
@@ -58,8 +62,11 @@ export async function ensureJetStream(
     try {
       return { ok: true, created: true, info: await jsm.streams.add(wanted) };
     } catch (error) {
-      // Another process created it between our look and our add, with a config that differs.
-      if (!(error instanceof JetStreamApiError) || error.code !== STREAM_NAME_IN_USE) throw error;
+      // Another process created it between our look and our add, with a config that differs: the
+      // meta leader answers "name in use", or (nats-server 2.9, while the first assignment is in
+      // flight) nothing at all. A timeout may also hide our own add, applied. Look again.
+      const nameInUse = error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE;
+      if (!nameInUse && !hasCause(error, TimeoutError)) throw error;
       const raced = await infoOrNull(jsm, address.stream);
       if (raced === null) throw error;
       return checked(raced, wanted);
