@@ -57,7 +57,7 @@ const TRANSIENT_API_CODES = new Set([
   10074, // JSClusterNotLeaderErr
   10023, // JSInsufficientResourcesErr
   10077, // JSStreamStoreFailedF
-  10164, // JSStreamWrongLastSequenceConstantErr ("wrong last sequence: unknown"): the leader could not check yet
+  10164, // StreamWrongLastSequenceUnknown ("wrong last sequence: unknown"): the leader could not check yet
 ]);
 const WRONG_LAST_SEQUENCE = 10071;
 
@@ -75,8 +75,8 @@ export function classifyJetStreamPublishError(error: unknown, context: JetStream
   const message = errorText(error);
   if (error instanceof JetStreamApiError) {
     if (error.code === WRONG_LAST_SEQUENCE && expectedId !== null) {
-      const last = /wrong last sequence: ([0-9]+)/.exec(message)?.[1];
-      const lastId = last === undefined ? null : jetStreamId(Number(last));
+      const last = Number(/wrong last sequence: ([0-9]+)/.exec(message)?.[1]);
+      const lastId = Number.isSafeInteger(last) ? jetStreamId(last) : null;
       return {
         code: 'fenced',
         retryable: false,

@@ -131,6 +131,9 @@ describe('createJetStreamWriter (real 3-node JetStream cluster)', () => {
     });
     const fresh = await writer.publish(stream, { step: 0 }, { expectLastId: '0-0' });
     expect(!fresh.ok && fresh.error.code).toBe('fenced');
+    // A writer that believes the task has entries when it has none.
+    const ahead = await writer.publish(jobs.for('fenced:empty'), { step: 1 }, { expectLastId: second.id, idempotencyKey: 'e-1' });
+    expect(!ahead.ok && ahead.error).toMatchObject({ code: 'fenced', expectedId: second.id, lastId: '0-0' });
     expect(await lastSeq()).toBe(before);
   });
 

@@ -87,7 +87,7 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
     const ready = await source.client(timeoutMs);
     if (!ready.ok) return failed(ready.error);
     const remaining = Math.max(1, timeoutMs - (Date.now() - startedAt));
-    const expectedSequence = expectedId === null ? undefined : jetStreamSequence(expectedId);
+    const expectedSequence = expectedId === null ? null : jetStreamSequence(expectedId);
     try {
       const ack = await ready.js.publish(subject, data, {
         timeout: remaining,
@@ -97,7 +97,7 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
         // streamName: a subject that another stream captures is refused, not stored where no relay reads.
         expect: {
           streamName: source.stream,
-          ...(expectedSequence === undefined || expectedSequence === null ? {} : { lastSubjectSequence: expectedSequence }),
+          ...(expectedSequence === null ? {} : { lastSubjectSequence: expectedSequence }),
         },
       });
       return { ok: true, id: jetStreamId(ack.seq), duplicate: ack.duplicate };
@@ -141,8 +141,11 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
     remainingMs: number,
   ): Promise<JetStreamPublishResult> {
     const lastId = refused.lastId ?? '0-0';
+    const lastSequence = jetStreamSequence(lastId) ?? 0;
+    // The task has no entry at all: certainly not one an earlier attempt stored.
+    if (lastSequence === 0) return failed(refused);
     try {
-      const own = await within(storedWithMsgId(js, source.stream, jetStreamSequence(lastId) ?? 0, msgID), remainingMs);
+      const own = await within(storedWithMsgId(js, source.stream, lastSequence, msgID), remainingMs);
       return own ? { ok: true, id: lastId, duplicate: true } : failed(refused);
     } catch (error) {
       // Refused, but possibly because an earlier attempt of this publish was stored: unknown until read.
@@ -212,8 +215,14 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
 async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   const timer = timeoutAfter(ms);
   try {
-    const outcome = await Promise.race([promise.then((value) => ({ value })), timer.promise]);
+    // Settled either way, so a late rejection after the deadline is not left unhandled.
+    const settled = promise.then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    const outcome = await Promise.race([settled, timer.promise]);
     if (outcome === 'timeout') throw new Error(`no answer within ${ms} ms`);
+    if (!outcome.ok) throw outcome.error instanceof Error ? outcome.error : new Error(errorText(outcome.error));
     return outcome.value;
   } finally {
     timer.clear();
