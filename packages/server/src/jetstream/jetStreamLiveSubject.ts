@@ -3,8 +3,9 @@ import type { StreamName } from '@streamgate/protocol';
 
 /*
  * Proposed for @streamgate/protocol, beside jetStreamSubject: the relay's JetStream source
- * subscribes to these subjects and the writer's stream republishes onto them, so both sides
- * should read the mapping from one place. It lives here until that change is made.
+ * subscribes to these subjects (apps/relay/src/jetstream/jetStreamRepublish.ts spells the same
+ * mapping) and the writer's stream republishes onto them, so both sides should read it from one
+ * place. It lives here until that change is made.
  */
 
 /** Where a JetStream stream republishes what it stores; relays subscribe below it. */
