@@ -45,6 +45,7 @@ export class JetStreamStreamSource implements StreamSource {
       ...(options.token === undefined ? {} : { token: options.token }),
       ...(options.connectionName === undefined ? {} : { name: options.connectionName }),
       pingIntervalMs: options.pingIntervalMs ?? 2_000,
+      connectTimeoutMs: this.timeoutMs,
       clock: this.clock,
       // The server behind the connection may be another: what was republished while the
       // connection was down is lost, and a new leader may hold what the old one never sent.

@@ -12,6 +12,8 @@ export interface NatsLinkOptions {
   readonly token?: string;
   readonly name?: string;
   readonly pingIntervalMs: number;
+  /** A server that accepts the TCP connection but sends no INFO this long (frozen) is tried no longer. */
+  readonly connectTimeoutMs: number;
   readonly clock: Clock;
   readonly onReconnect: () => void;
   readonly onError: (error: Error) => void;
@@ -42,6 +44,7 @@ export class NatsLink {
       // A frozen server answers no PING: after three the client leaves it for another.
       pingInterval: options.pingIntervalMs,
       maxPingOut: 3,
+      timeout: options.connectTimeoutMs,
     };
     this.opened = connect(connection).then((nc) => this.opening(nc));
     // Rejections are answered to whoever awaits `connection`; one is always kept here too.
