@@ -52,6 +52,30 @@ export class RelayMetrics {
     labelNames: ['cause'] as const,
     registers: [this.registry],
   });
+  readonly jetStreamReads = new Counter({
+    name: 'streamgate_relay_jetstream_reads_total',
+    help: 'JetStream requests issued by the JetStream sources, by kind (get: a message by sequence; info: stream info)',
+    labelNames: ['target', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly jetStreamErrors = new Counter({
+    name: 'streamgate_relay_jetstream_errors_total',
+    help: 'JetStream source errors by target and operation (connection, read, check, live, republish)',
+    labelNames: ['target', 'operation'] as const,
+    registers: [this.registry],
+  });
+  readonly jetStreamStreamResets = new Counter({
+    name: 'streamgate_relay_jetstream_stream_resets_total',
+    help: 'Watched streams on a JetStream target read again from their start, their subscribers sent stream_reset, by cause (recreated, sequence_fell, unknown_position)',
+    labelNames: ['target', 'cause'] as const,
+    registers: [this.registry],
+  });
+  readonly jetStreamReconnects = new Counter({
+    name: 'streamgate_relay_jetstream_reconnects_total',
+    help: 'NATS connections of JetStream sources back after a loss',
+    labelNames: ['target'] as const,
+    registers: [this.registry],
+  });
   readonly readMode = new Gauge({
     name: 'streamgate_relay_read_mode',
     help: 'Live read mode per Redis target: 1 for the mode in force (notify: woken by keyspace notifications; batch: blocking XREAD)',

@@ -8,7 +8,7 @@ import { Session } from './Session.js';
 import type { SessionDeps } from './Session.js';
 import { TokenVerifier } from './auth/TokenVerifier.js';
 import { createKeySource } from './auth/createKeySource.js';
-import { StreamHub } from './core/StreamHub.js';
+import type { StreamHub } from './core/StreamHub.js';
 import { startDemandReporter } from './demand/startDemandReporter.js';
 import { watchTargets } from './watchTargets.js';
 import { createUwsApp, startUwsServer } from './edge/startUwsServer.js';
@@ -16,9 +16,8 @@ import type { SocketHandlers } from './edge/startUwsServer.js';
 import { AdmissionControl } from './limits/AdmissionControl.js';
 import { SlowConsumerGuard } from './limits/SlowConsumerGuard.js';
 import { startRelayOpsPublisher } from './ops/startRelayOpsPublisher.js';
-import type { RelayReadModeState } from './ops/RelaySnapshotCollector.js';
 import type { RedisStreamSource } from './redis/RedisStreamSource.js';
-import { openTargetSource } from './openTargetSource.js';
+import { openTargetHubs } from './openTargetHubs.js';
 import { systemClock } from '@streamgate/protocol';
 import { LivenessSweep } from './liveness/LivenessSweep.js';
 import { RevocationList } from './revocation/RevocationList.js';
@@ -66,7 +65,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
     audience: config.RELAY_TOKEN_AUDIENCE,
     issuer: config.RELAY_TOKEN_ISSUER,
     clockSkewSeconds: config.RELAY_CLOCK_SKEW_SECONDS,
-    redisAllowlist: config.RELAY_REDIS_ALLOWLIST,
+    redisAllowlist: new Set([...config.RELAY_REDIS_ALLOWLIST, ...config.RELAY_JETSTREAM_ALLOWLIST]),
   });
   // Revocation (docs/protocol.md §10): refused at subscribe and refresh, and live subscriptions
   // it covers are ended as each record arrives.
@@ -98,29 +97,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   // The app exists before it listens, so the hubs hold its publisher itself.
   const app = createUwsApp();
 
-  const hubs = new Map<string, StreamHub>();
-  const sources: RedisStreamSource[] = [];
-  const readModes = new Map<string, RelayReadModeState>();
-  for (const target of config.RELAY_REDIS_ALLOWLIST) {
-    readModes.set(target, 'pending');
-    const hub = new StreamHub({
-      // The source delivers to the hub's own listener: no holder between them.
-      source: (listener) => {
-        const source = openTargetSource(config, target, metrics, log, listener, (mode) => readModes.set(target, mode));
-        sources.push(source);
-        return source;
-      },
-      publisher: app.publisher,
-      metrics: metrics.hub,
-      topicPrefix: `${hubs.size}|`,
-      catchUpPageSize: config.RELAY_CATCHUP_PAGE_SIZE,
-      maxBufferedBytes: config.RELAY_MAX_BACKPRESSURE_BYTES,
-      maxPendingCatchUpBytes: config.RELAY_MAX_PENDING_CATCHUP_BYTES,
-      maxEntryBytes: config.RELAY_MAX_ENTRY_BYTES,
-      lingerMs: config.RELAY_STREAM_LINGER_MS,
-    });
-    hubs.set(target, hub);
-  }
+  const { hubs, redisHubs, redisSources: sources, readModes } = openTargetHubs(config, app.publisher, metrics, log);
   if (config.RELAY_READ_MODE === 'notify') await requireNotifications(sources, [...config.RELAY_REDIS_ALLOWLIST], log);
   const hubFor = (target: string): StreamHub => {
     const hub = hubs.get(target);
@@ -181,7 +158,8 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   // One target down never takes the pod out of the load balancer: another pod could not read it
   // either. A pod that reaches none of its targets has a fault of its own, and taking it out helps.
   const isReady = (): boolean => !drainer.draining && keys.loaded() && targets.anyHealthy();
-  const demand = startDemandReporter(config, hubs, log);
+  // Demand keys live in Redis beside the streams ingest writes (issue 25 leaves JetStream's to ingest on it).
+  const demand = startDemandReporter(config, redisHubs, log);
   const server = await startUwsServer({
     app,
     host: config.RELAY_HOST,
