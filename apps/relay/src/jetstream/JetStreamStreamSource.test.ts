@@ -162,6 +162,15 @@ describe('JetStreamStreamSource', () => {
     expect(await decide(source, 'a', a4)).toEqual({ recovery: 'recovered', after: a4 });
     const info = await source.inspect('a');
     expect(info.ok && info.value.info).toMatchObject({ lastGeneratedId: a5, firstEntryId: a3, length: 2 });
+
+    // A subject emptied (purged here; max_age does the same) lost what followed a position,
+    // unless nothing at all was written after it.
+    const c1 = await publish('TRIM', 'c', '1');
+    const c2 = await publish('TRIM', 'c', '2');
+    await jsm.streams.purge('TRIM', { filter: jetStreamSubject('TRIM', 'c') });
+    expect(await decide(source, 'c', c1)).toEqual({ recovery: 'truncated', after: c1 });
+    expect(await decide(source, 'c', c2)).toEqual({ recovery: 'recovered', after: c2 });
+    expect(await source.inspect('c')).toEqual({ ok: true, value: { info: null, probeExists: false } });
   });
 
   it('resets watched streams when the JetStream stream is deleted and created again', async () => {

@@ -125,7 +125,8 @@ export class StreamCheck {
       this.failingSince = null;
       this.apply(ticket, info, true);
     } catch (thrown) {
-      this.options.onError(thrown instanceof Error ? thrown : new Error(String(thrown)));
+      // A check cut short by close() failed for no reason worth reporting.
+      if (!this.closed) this.options.onError(thrown instanceof Error ? thrown : new Error(String(thrown)));
     } finally {
       this.inFlight = false;
       if (!this.closed) this.schedule(this.options.intervalMs);
