@@ -4,7 +4,7 @@ import { jetStreamId } from '@streamgate/protocol';
 import type { StreamId } from '@streamgate/protocol';
 import { errorText } from '../PublishError.js';
 import { hasCause, isNoResponders } from './errorCauses.js';
-import { jetStreamRepublish } from './jetStreamLiveSubject.js';
+import { jetStreamRepublish } from '@streamgate/protocol';
 import type { PublishError, PublishWritten } from '../PublishError.js';
 
 /*

@@ -8,7 +8,7 @@ import { startNatsCluster, waitFor } from '@streamgate/testkit';
 import type { NatsCluster } from '@streamgate/testkit';
 import { createJetStreamWriter } from './createJetStreamWriter.js';
 import { ensureJetStream } from './ensureJetStream.js';
-import { jetStreamLiveSubject } from './jetStreamLiveSubject.js';
+import { jetStreamLiveSubject } from '@streamgate/protocol';
 
 const notes = defineStream<{ n: number }>('notes');
 

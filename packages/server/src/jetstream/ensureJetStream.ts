@@ -4,7 +4,7 @@ import { ClosedConnectionError, nanos, TimeoutError } from '@nats-io/transport-n
 import type { JetStreamTargetAddress } from '@streamgate/protocol';
 import { errorText } from '../PublishError.js';
 import { hasCause, isNoResponders } from './errorCauses.js';
-import { jetStreamRepublish } from './jetStreamLiveSubject.js';
+import { jetStreamRepublish } from '@streamgate/protocol';
 import { isTransientJetStreamApiError } from './JetStreamPublishError.js';
 
 export type EnsureJetStreamOptions = {
