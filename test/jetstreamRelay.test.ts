@@ -172,4 +172,20 @@ describe('a relay reading a Redis target and a JetStream target at once', () => 
       log.close();
     }
   }, 60_000);
+
+  it('answers reset to a resume from a Redis id, and delivers the stream from its start', async () => {
+    const relay = relays[0] ?? (await startRelay('relay-js-a'));
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) ids.push(await publish('TASKS', 'from-redis', n));
+    const log = await openFrameLog(relay.url);
+    try {
+      // A client that moved from a Redis target holds a time-based id: no JetStream position.
+      log.send({ op: 'subscribe', sid: 'm', token: await tokenFor('from-redis', tasksTarget), from: '1700000000000-0' });
+      expect(await subscribed(log, 'm')).toMatchObject({ recovery: 'reset' });
+      await log.until((fs) => events(fs, 'from-redis').length >= 3, 'the stream was not delivered from its start');
+      expect(events(log.frames, 'from-redis').map((f) => f.id)).toEqual(ids);
+    } finally {
+      log.close();
+    }
+  }, 60_000);
 });
