@@ -38,6 +38,7 @@ async function startRelay(name: string): Promise<RelayProcess> {
       RELAY_JWKS_FILE: join(dir, 'jwks.json'),
       RELAY_JETSTREAM_ALLOWLIST: `${tasksTarget} ${trimTarget}`,
       RELAY_DRAIN_WINDOW_MS: '500',
+      RELAY_REDIS_DOWN_AFTER_MS: '1000',
     },
   });
   relays.push(relay);
@@ -184,6 +185,35 @@ describe('a relay reading a Redis target and a JetStream target at once', () => 
       expect(await subscribed(log, 'm')).toMatchObject({ recovery: 'reset' });
       await log.until((fs) => events(fs, 'from-redis').length >= 3, 'the stream was not delivered from its start');
       expect(events(log.frames, 'from-redis').map((f) => f.id)).toEqual(ids);
+    } finally {
+      log.close();
+    }
+  }, 60_000);
+
+  // Last: it takes the whole NATS cluster down.
+  it('holds a JetStream target down like a Redis one: /readyz says so, its subscriptions end stream_unavailable, Redis flows on', async () => {
+    const relay = relays[0] ?? (await startRelay('relay-js-a'));
+    const log = await openFrameLog(relay.url);
+    try {
+      log.send({ op: 'subscribe', sid: 'd', token: await tokenFor('down', tasksTarget) });
+      log.send({ op: 'subscribe', sid: 'up', token: await tokenFor('still.up') });
+      await subscribed(log, 'd');
+      await subscribed(log, 'up');
+      const cluster = nats;
+      if (cluster === undefined) throw new Error('no NATS cluster');
+      await Promise.all([0, 1, 2].map((i) => cluster.kill(i)));
+      await log.until(
+        (fs) => fs.some((f) => f.op === 'unsubscribed' && f.sid === 'd' && f.reason === 'stream_unavailable'),
+        'the JetStream subscription never ended stream_unavailable',
+        30_000,
+      );
+      const ready = await fetch(`${relay.httpUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      const body = await ready.text();
+      expect(body).toContain(`${tasksTarget} down`);
+      expect(body).toMatch(/redis:\/\/127\.0\.0\.1:\d+\/0 up/);
+      const id = String(await redis?.client().xadd(task.for('still.up').name, '*', 'data', '{"n":0}'));
+      await log.until((fs) => events(fs, 'still.up').some((f) => f.id === id), 'the Redis stream stopped with the NATS cluster');
     } finally {
       log.close();
     }
