@@ -192,6 +192,25 @@ describe('JetStreamStreamSource', () => {
     expect(listener.violations).toEqual([]);
   }, 30_000);
 
+  it('reads a stream from its start when a recreation was seen between its first read and its watch', async () => {
+    await createStream('RACE');
+    const { source, listener } = open('RACE');
+    for (let i = 0; i < 4; i++) await publish('RACE', 'x', String(i));
+    const started = await source.inspect('x');
+    const position = started.ok ? started.value.info?.lastGeneratedId : undefined;
+    expect(position).toBe('0-4');
+    await jsm.streams.delete('RACE');
+    await createStream('RACE');
+    // Past the old position, so no sequence below it gives the recreation away later.
+    for (let i = 0; i < 4; i++) await publish('RACE', 'y', String(i));
+    const fresh = [await publish('RACE', 'x', '"new"')];
+    // Another stream's resume sees the new incarnation before the watch is made.
+    await source.inspect('y', '0-0');
+    source.watch('x', position as StreamId);
+    await waitFor(() => listener.trace('x').length === 2, { message: () => `reset and the new entry: ${listener.trace('x').join(' ')}` });
+    expect(listener.trace('x')).toEqual(['reset', ...fresh]);
+  });
+
   it('marks a payload that is not UTF-8 malformed, live and in a range', async () => {
     await createStream('UTF');
     const { source, listener } = open('UTF');

@@ -32,6 +32,12 @@ export class JetStreamStreamSource implements StreamSource {
   private readonly clock: Clock;
   private readonly timeoutMs: number;
   private readonly jetStream: string;
+  /**
+   * Streams whose first metadata read (an inspect without probe: the hub's start of a stream) is
+   * done and whose watch is not yet: the incarnation the position it gave belongs to. A
+   * recreation seen in between would otherwise go unnoticed by the watch that follows.
+   */
+  private readonly startedIn = new Map<StreamName, number>();
 
   constructor(private readonly options: JetStreamSourceOptions) {
     this.clock = options.clock ?? systemClock;
@@ -118,9 +124,11 @@ export class JetStreamStreamSource implements StreamSource {
     const seq = probe === undefined ? undefined : (jetStreamSequence(probe) ?? undefined);
     const subject = jetStreamSubject(this.jetStream, stream);
     try {
+      const before = this.check.incarnation;
       const ticket = this.check.ticket();
       const read = await this.reader.facts(subject, seq);
-      this.sighted(ticket, read?.info ?? null);
+      const current = this.sighted(ticket, read?.info ?? null);
+      if (probe === undefined) this.startedIn.set(stream, current ? this.check.incarnation : before);
       if (read === null) return { ok: true, value: { info: null, probeExists: false } };
       return { ok: true, value: subjectInfo(read.facts, read.probe) };
     } catch (thrown) {
@@ -148,10 +156,14 @@ export class JetStreamStreamSource implements StreamSource {
   }
 
   watch(stream: StreamName, after: StreamId): void {
-    this.live.watch(stream, after);
+    const started = this.startedIn.get(stream);
+    this.startedIn.delete(stream);
+    const stale = started !== undefined && started !== this.check.incarnation;
+    this.live.watch(stream, after, stale ? 'recreated' : null);
   }
 
   unwatch(stream: StreamName): void {
+    this.startedIn.delete(stream);
     this.live.unwatch(stream);
   }
 
@@ -162,8 +174,8 @@ export class JetStreamStreamSource implements StreamSource {
   }
 
   /** A resume's or a page's STREAM.INFO tells of a recreation at once, as the periodic check would. */
-  private sighted(ticket: CheckTicket, info: JetStreamInfo | null): void {
-    this.check.observe(ticket, info);
+  private sighted(ticket: CheckTicket, info: JetStreamInfo | null): boolean {
+    return this.check.observe(ticket, info);
   }
 
   private async streamInfo(): Promise<JetStreamInfo | null> {

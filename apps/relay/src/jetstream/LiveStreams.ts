@@ -38,8 +38,11 @@ interface Watched {
   sub: Subscription | null;
   /** Live messages that came while a read of the stream was queued or running, looked at after it. */
   held: LiveMessage[];
-  /** Watched from a position that is no sequence: the first read tells the listener `reset`. */
-  tellReset: boolean;
+  /**
+   * Watched from a position that is no sequence, or of an incarnation found replaced before the
+   * watch: read from the start, and the first read tells the listener `reset`, with this cause.
+   */
+  tellReset: JetStreamResetCause | null;
   retryMs: number;
 }
 
@@ -78,12 +81,14 @@ export class LiveStreams {
     return this.watched.get(stream)?.cursor;
   }
 
-  watch(stream: StreamName, after: StreamId): void {
+  /** `stale`: the position is of an incarnation since replaced (the stream is read from its start). */
+  watch(stream: StreamName, after: StreamId, stale: JetStreamResetCause | null = null): void {
     this.unwatch(stream);
     // A Redis-style id names no sequence of this stream, so nothing says what of it the client
     // holds: it is read from its start and told `reset`, as a Redis stream recreated under its
     // reader would be (the client drops what it built and gets every retained entry).
-    const seq = jetStreamSequence(after);
+    const named = jetStreamSequence(after);
+    const seq = stale === null ? named : null;
     const w: Watched = {
       stream,
       subject: jetStreamSubject(this.options.jetStream, stream),
@@ -91,7 +96,7 @@ export class LiveStreams {
       epoch: ++this.nextEpoch,
       sub: null,
       held: [],
-      tellReset: seq === null,
+      tellReset: seq !== null ? null : (stale ?? 'unknown_position'),
       retryMs: 0,
     };
     this.watched.set(stream, w);
@@ -208,9 +213,10 @@ export class LiveStreams {
   }
 
   private deliver(w: Watched, entries: readonly StreamEntry[]): void {
-    if (w.tellReset) {
-      w.tellReset = false;
-      this.options.onRecreated(w.stream, 'unknown_position');
+    if (w.tellReset !== null) {
+      const cause = w.tellReset;
+      w.tellReset = null;
+      this.options.onRecreated(w.stream, cause);
       this.options.listener.reset(w.stream);
     }
     const fresh = entries.filter((entry) => (jetStreamSequence(entry.id) ?? 0) > w.cursor);
@@ -224,7 +230,7 @@ export class LiveStreams {
     w.epoch = ++this.nextEpoch;
     w.cursor = 0;
     w.held = [];
-    w.tellReset = false;
+    w.tellReset = null;
     this.options.onRecreated(w.stream, cause);
     this.options.listener.reset(w.stream);
     this.queue.request(w.stream);
@@ -240,7 +246,7 @@ export class LiveStreams {
       for (;;) {
         const page = await this.options.reader.after(w.subject, w.cursor, READ_PAGE);
         if (!current()) return;
-        if (w.tellReset || page.entries.length > 0) this.deliver(w, page.entries);
+        if (w.tellReset !== null || page.entries.length > 0) this.deliver(w, page.entries);
         if (page.entries.length < READ_PAGE) break;
       }
       w.retryMs = 0;

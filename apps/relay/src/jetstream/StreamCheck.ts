@@ -42,6 +42,8 @@ export type CheckTicket = number;
  */
 export class StreamCheck {
   private created: string | null = null;
+  /** How many recreations the looks have seen: positions read in an older one are stale. */
+  private generation = 0;
   private leader: string | null = null;
   private mode: RepublishMode | null = null;
   private sent = 0;
@@ -73,17 +75,25 @@ export class StreamCheck {
     return ++this.sent;
   }
 
-  /** A STREAM.INFO reply (null: the stream is missing), asked with `ticket`. */
-  observe(ticket: CheckTicket, info: JetStreamInfo | null): void {
-    this.apply(ticket, info, false);
+  get incarnation(): number {
+    return this.generation;
   }
 
-  private apply(ticket: CheckTicket, info: JetStreamInfo | null, periodic: boolean): void {
-    if (ticket < this.applied || this.closed) return;
+  /**
+   * A STREAM.INFO reply (null: the stream is missing), asked with `ticket`. False when a reply
+   * asked later was taken already: this one may describe an older incarnation.
+   */
+  observe(ticket: CheckTicket, info: JetStreamInfo | null): boolean {
+    return this.apply(ticket, info, false);
+  }
+
+  private apply(ticket: CheckTicket, info: JetStreamInfo | null, periodic: boolean): boolean {
+    if (ticket < this.applied || this.closed) return false;
     this.applied = ticket;
     // A missing stream changes nothing yet: whatever is created next has another `created`.
-    if (info === null) return;
+    if (info === null) return true;
     const recreated = this.created !== null && this.created !== info.created;
+    if (recreated) this.generation++;
     const leader = info.cluster?.leader ?? null;
     const leaderChanged = !recreated && this.leader !== null && leader !== null && leader !== this.leader;
     this.created = info.created;
@@ -95,6 +105,7 @@ export class StreamCheck {
       this.options.onRepublish(mode, previous);
     }
     this.options.onChange({ recreated, leaderChanged, lastSeq: periodic ? info.state.last_seq : null });
+    return true;
   }
 
   /** Looks now, out of turn (a leader election advisory, a reconnect). */
