@@ -77,16 +77,13 @@ export class LiveStreams {
     this.queue = new ReadQueue(options.maxConcurrentReads, this.read);
   }
 
-  cursor(stream: StreamName): number | undefined {
-    return this.watched.get(stream)?.cursor;
-  }
-
   /** `stale`: the position is of an incarnation since replaced (the stream is read from its start). */
   watch(stream: StreamName, after: StreamId, stale: JetStreamResetCause | null = null): void {
     this.unwatch(stream);
-    // A Redis-style id names no sequence of this stream, so nothing says what of it the client
-    // holds: it is read from its start and told `reset`, as a Redis stream recreated under its
-    // reader would be (the client drops what it built and gets every retained entry).
+    // A Redis-style id names no sequence of this stream, so nothing says what of it the reader
+    // holds: like a stale position, it is read from its start and the listener told `reset`, as
+    // for a Redis stream recreated under its reader (subscribers drop what they built and get
+    // every retained entry).
     const named = jetStreamSequence(after);
     const seq = stale === null ? named : null;
     const w: Watched = {
