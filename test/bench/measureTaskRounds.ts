@@ -1,26 +1,20 @@
-import { startRedis } from '@streamgate/testkit';
-import type { RedisServer } from '@streamgate/testkit';
 import { aggregateRounds } from './aggregateRounds.js';
-import { pinProcess } from './pinning.js';
 import { runRounds } from './runRounds.js';
+import { startSeriesStore } from './startSeriesStore.js';
+import type { SeriesStore } from './startSeriesStore.js';
 import { measureOne, skipped } from './tasksBench.js';
 import type { TaskResult, TaskRound, TasksDeps } from './tasksBench.js';
-import { infeasibleReason, seriesSetup, socketCount } from './taskWorkloads.js';
-import type { SeriesSetup, TaskSeries } from './taskWorkloads.js';
-
-interface SeriesRedis {
-  readonly setup: SeriesSetup;
-  readonly redis: RedisServer;
-  readonly pid: number | null;
-}
+import { infeasibleReason, socketCount } from './taskWorkloads.js';
+import type { TaskSeries } from './taskWorkloads.js';
 
 /**
  * BENCH_ROUNDS > 1: each workload measured `rounds` times per series, the series alternating
  * within the workload (A B, then B A: runRounds), each measurement a fresh server as with one
  * round. Measuring one series' workloads after another's put minutes between the two sides of a
  * ratio, and this VM's per-entry CPU drifts ±40% over minutes; back to back and alternated, each
- * side sees the same machine. Each series keeps its one Redis (its own configuration, pinned)
- * for the whole part, so no Redis start lands between the two sides of a pair.
+ * side sees the same machine. Each series keeps its one store (its Redis in its own configuration,
+ * and a JetStream series' nats-server, pinned: startSeriesStore) for the whole part, so no start
+ * of one lands between the two sides of a pair.
  *
  * Time budget: no round starts after `d.deadline`, and a started round measures every series, so
  * the pairs stay whole; a workload without a round is reported as not run, one with fewer rounds
@@ -28,15 +22,9 @@ interface SeriesRedis {
  */
 export async function measureTaskRounds(d: TasksDeps & { readonly rounds: number }): Promise<TaskResult[]> {
   const maxClients = Math.max(1_000, d.fdLimit - 32);
-  const redises = new Map<TaskSeries, SeriesRedis>();
+  const stores = new Map<TaskSeries, SeriesStore>();
   try {
-    for (const series of d.series) {
-      const setup = seriesSetup(series, maxClients);
-      const redis = await startRedis({ args: setup.redisArgs });
-      const pid = redis.service?.pid ?? null;
-      redises.set(series, { setup, redis, pid });
-      if (d.ctx.pinning.pinned && pid !== null) pinProcess(pid, d.ctx.pinning.plan.clientCpus);
-    }
+    for (const series of d.series) stores.set(series, await startSeriesStore(series, maxClients, d.ctx.pinning));
     const out: TaskResult[] = [];
     for (const w of d.scale.tasks.workloads) {
       const reasons = new Map(d.series.map((s) => [s, infeasibleReason(s, w, d.fdLimit)]));
@@ -49,10 +37,10 @@ export async function measureTaskRounds(d: TasksDeps & { readonly rounds: number
           onBudgetSpent: (n) => d.log(`${w.name}: time budget spent, ${n} of ${d.rounds} rounds measured`),
         },
         async (series, round, position): Promise<TaskRound> => {
-          const r = redises.get(series);
-          if (r === undefined) throw new Error(`no Redis for ${series}`);
+          const store = stores.get(series);
+          if (store === undefined) throw new Error(`no store for ${series}`);
           d.log(`${series}: ${w.name}, round ${round + 1} of ${d.rounds} (${socketCount(w)} sockets × ${w.subsPerSocket} subscriptions)`);
-          return { ...(await measureOne(d, series, r.setup, w, r.redis, r.pid)), round, position };
+          return { ...(await measureOne(d, store, w)), round, position };
         },
       );
       for (const series of d.series) {
@@ -70,6 +58,6 @@ export async function measureTaskRounds(d: TasksDeps & { readonly rounds: number
     }
     return out;
   } finally {
-    for (const { redis } of redises.values()) await redis.stop();
+    for (const store of stores.values()) await store.stop();
   }
 }

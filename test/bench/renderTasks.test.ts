@@ -87,6 +87,22 @@ describe('renderTasksMarkdown', () => {
     expect(md).toMatch(/\| 3\.0 \/ 40\.0 \| 4\.6 \| 99\.95% \|$/m);
   });
 
+  it('gives the JetStream series no p99 from the write (its ids carry no time), and names the log column for both logs', () => {
+    const r = result('relay-jetstream', 10_000, 1_000, 90);
+    if (r.step === null) throw new Error('the fixture has a step');
+    // A time read from a `0-<seq>` id (now − 0) is not a latency, whatever an older run recorded.
+    const md = renderTasksMarkdown(
+      [result('relay-notify', 10_000, 1_000, 80), { ...r, step: { ...r.step, fromWriteP99Ms: 1.7e12 } }],
+      5_000,
+    ).join('\n');
+    expect(md).toContain(
+      '| 10,000 streams × 1 at 1k/s | streamgate relay, JetStream (R1) | 1,000 | 90.0 | 50.0 | 3.0 / 40.0 | — | 99.95% |',
+    );
+    expect(md).toContain('| workload | server | sockets | log (Redis or nats-server) µs/entry |');
+    expect(md).toContain('its nats-server, with its publishes, in the log column');
+    expect(renderTasksMarkdown(results, 5_000).join('\n')).toContain('| workload | server | sockets | Redis µs/entry |');
+  });
+
   it('renders nothing for a run without task workloads', () => {
     expect(renderTasksMarkdown([], undefined)).toEqual([]);
   });
@@ -136,6 +152,19 @@ describe('renderTasksMarkdown with rounds', () => {
   it('says when the budget left a series fewer rounds, and gives no ratio without Socket.IO', () => {
     const md = renderTasksMarkdown([relay], 5_000, 4).join('\n');
     expect(md).toContain('| 1,000 (3 of 4 rounds: time budget spent) |');
+    expect(md).not.toContain('Relay ÷ Socket.IO');
+  });
+
+  it('adds JetStream ÷ Redis (keyspace notifications) of the log and the relay, paired by round', () => {
+    const jetStream = rounded('relay-jetstream', [
+      [150, 120],
+      [140, 140],
+      [160, 160],
+    ]);
+    const md = renderTasksMarkdown([relay, jetStream], 5_000, 3).join('\n');
+    expect(md).toContain(
+      '- 10,000 streams × 1 at 1k/s: log µs/entry (nats-server ÷ Redis) 2.00× (rounds 2.00–2.00×), relay µs/entry 1.25× (rounds 1.00–1.50×); 3 paired rounds',
+    );
     expect(md).not.toContain('Relay ÷ Socket.IO');
   });
 

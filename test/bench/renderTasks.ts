@@ -6,17 +6,31 @@ import type { TaskSeries } from './taskWorkloads.js';
 export const SERIES_LABEL: Record<TaskSeries, string> = {
   'relay-batch': 'streamgate relay, batched XREAD',
   'relay-notify': 'streamgate relay, keyspace notifications',
+  'relay-jetstream': 'streamgate relay, JetStream (R1)',
   wsrelay: 'ws + ioredis relay',
   socketio: 'Socket.IO 4 + redis-streams',
 };
 const SERIES_COLOR: Record<TaskSeries, string> = {
   'relay-batch': '#93c5fd',
   'relay-notify': '#2563eb',
+  'relay-jetstream': '#059669',
   wsrelay: '#d97706',
   socketio: '#dc2626',
 };
 
 const fmtUs = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
+
+/**
+ * Series whose entry ids carry no write time: a JetStream id is `0-<stream sequence>`, so there is
+ * no "p99 from the write" to give (the load client records none for them; older results may hold
+ * one read from a time of 0).
+ */
+const IDS_WITHOUT_TIME: ReadonlySet<TaskSeries> = new Set(['relay-jetstream']);
+
+/** The p99 from the write, ms, or — where the frames carried no id with a time. */
+export function fromWriteCell(series: TaskSeries, fromWriteP99Ms: number | undefined): string {
+  return fromWriteP99Ms === undefined || IDS_WITHOUT_TIME.has(series) ? '—' : fromWriteP99Ms.toFixed(1);
+}
 const fmtCount = (n: number): string => n.toLocaleString('en-US');
 
 /**
@@ -39,6 +53,7 @@ export function redisGrowth(results: readonly TaskResult[], series: TaskSeries, 
 export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: number | undefined, rounds = 1): string[] {
   if (results.length === 0) return [];
   const lines: string[] = [];
+  const jetStream = results.some((r) => r.series === 'relay-jetstream');
   const roundsNote =
     rounds > 1
       ? `${rounds} rounds, the series alternating within each workload (A B, then B A), a fresh server each time; ` +
@@ -47,11 +62,14 @@ export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: numb
       : '';
   lines.push(
     `**Per-task streams: many streams × 1 subscriber each, at a fixed total rate** (${stepMs === undefined ? '' : `${stepMs / 1000} s per workload after a warm-up, `}${roundsNote}` +
-      'round-robin over the streams; CPU µs per entry delivered, Redis with its XADDs; latency from intended send time, and p99 from the write: ' +
-      'from the time in the entry’s stream id, the server’s own share, read up to 1 ms high, where frames carry ids)',
+      `round-robin over the streams; CPU µs per entry delivered, Redis with its XADDs${jetStream ? ' (the JetStream series: its nats-server, with its publishes, in the log column)' : ''}; ` +
+      'latency from intended send time, and p99 from the write: from the time in the entry’s stream id, the server’s own share, read up to 1 ms high, ' +
+      `where frames carry ids${jetStream ? ' with a time (a JetStream id, `0-<seq>`, has none)' : ''})`,
   );
   lines.push('');
-  lines.push('| workload | server | sockets | Redis µs/entry | server µs/entry | p50 / p99 ms | p99 from write ms | delivered |');
+  lines.push(
+    `| workload | server | sockets | ${jetStream ? 'log (Redis or nats-server)' : 'Redis'} µs/entry | server µs/entry | p50 / p99 ms | p99 from write ms | delivered |`,
+  );
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
   const workloads = [...new Set(results.map((r) => r.workload))];
   for (const w of workloads) {
@@ -69,12 +87,12 @@ export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: numb
         r.rounds !== undefined && r.rounds.length < rounds ? ` (${r.rounds.length} of ${rounds} rounds: time budget spent)` : '';
       lines.push(
         `| ${w} | ${SERIES_LABEL[series]} | ${fmtCount(r.sockets)}${failed}${fewer} | ${fmtUs(r.redisUsPerEntry)} | ${fmtUs(r.serverUsPerEntry)} | ` +
-          `${s.p50Ms.toFixed(1)} / ${s.p99Ms.toFixed(1)} | ${s.fromWriteP99Ms === undefined ? '—' : s.fromWriteP99Ms.toFixed(1)} | ${((r.deliveredShare ?? s.deliveredRatio) * 100).toFixed(2)}% |`,
+          `${s.p50Ms.toFixed(1)} / ${s.p99Ms.toFixed(1)} | ${fromWriteCell(series, s.fromWriteP99Ms)} | ${((r.deliveredShare ?? s.deliveredRatio) * 100).toFixed(2)}% |`,
       );
     }
   }
   lines.push('');
-  if (rounds > 1) lines.push(...renderRoundRatios(results, workloads));
+  if (rounds > 1) lines.push(...renderRoundRatios(results, workloads), ...renderJetStreamRatios(results, workloads));
   const rates = [...new Set(results.map((r) => r.eventsPerSecond))].sort((a, b) => a - b);
   const growth = TASK_SERIES.flatMap((series) =>
     rates.map((rate) => ({ series, rate, g: redisGrowth(results, series, rate) })).filter((x) => x.g !== null),
@@ -92,6 +110,18 @@ export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: numb
 
 const RELAY_SERIES = ['relay-batch', 'relay-notify'] as const satisfies readonly TaskSeries[];
 
+/** `a` ÷ `b` of one metric: the ratio of the medians, and the range of the paired rounds' ratios. */
+function ratioCell(a: TaskResult, b: TaskResult, metric: (r: TaskResult) => number | null): string {
+  const p = pairedRatios(a, b, metric);
+  const range = p.min === null || p.max === null ? 'no round paired' : `rounds ${p.min.toFixed(2)}–${p.max.toFixed(2)}×`;
+  return `${p.ofMedians === null ? '—' : `${p.ofMedians.toFixed(2)}×`} (${range})`;
+}
+
+function pairedCount(a: TaskResult, b: TaskResult): string {
+  const paired = pairedRatios(a, b, (r) => r.serverUsPerEntry).perRound.length;
+  return `${paired} paired ${paired === 1 ? 'round' : 'rounds'}`;
+}
+
 /**
  * Per workload and relay series measured in rounds beside Socket.IO: relay ÷ Socket.IO of the
  * medians, and the range of the per-round ratios (each round's pair ran back to back, so that
@@ -105,21 +135,41 @@ function renderRoundRatios(results: readonly TaskResult[], workloads: readonly s
     for (const series of RELAY_SERIES) {
       const relay = results.find((r) => r.workload === w && r.series === series && r.rounds !== undefined);
       if (relay === undefined) continue;
-      const cell = (metric: (r: TaskResult) => number | null): string => {
-        const p = pairedRatios(relay, socketio, metric);
-        const range = p.min === null || p.max === null ? 'no round paired' : `rounds ${p.min.toFixed(2)}–${p.max.toFixed(2)}×`;
-        return `${p.ofMedians === null ? '—' : `${p.ofMedians.toFixed(2)}×`} (${range})`;
-      };
-      const paired = pairedRatios(relay, socketio, (r) => r.serverUsPerEntry).perRound.length;
       lines.push(
-        `- ${w}, ${SERIES_LABEL[series]} ÷ ${SERIES_LABEL.socketio}: server µs/entry ${cell((r) => r.serverUsPerEntry)}, ` +
-          `Redis µs/entry ${cell((r) => r.redisUsPerEntry)}; ${paired} paired ${paired === 1 ? 'round' : 'rounds'}`,
+        `- ${w}, ${SERIES_LABEL[series]} ÷ ${SERIES_LABEL.socketio}: server µs/entry ${ratioCell(relay, socketio, (r) => r.serverUsPerEntry)}, ` +
+          `Redis µs/entry ${ratioCell(relay, socketio, (r) => r.redisUsPerEntry)}; ${pairedCount(relay, socketio)}`,
       );
     }
   }
   if (lines.length === 0) return [];
   return [
     '**Relay ÷ Socket.IO per workload**: ratio of the medians (below 1: the relay spends less per entry); after “rounds”, the lowest and highest of the per-round ratios, round r’s relay ÷ round r’s Socket.IO',
+    '',
+    ...lines,
+    '',
+  ];
+}
+
+/**
+ * Per workload measured in rounds with the relay on JetStream and on Redis (keyspace
+ * notifications): JetStream ÷ Redis, the log's CPU (nats-server ÷ Redis) and the relay's, as
+ * renderRoundRatios gives relay ÷ Socket.IO.
+ */
+function renderJetStreamRatios(results: readonly TaskResult[], workloads: readonly string[]): string[] {
+  const lines: string[] = [];
+  for (const w of workloads) {
+    const find = (series: TaskSeries) => results.find((r) => r.workload === w && r.series === series && r.rounds !== undefined);
+    const jetStream = find('relay-jetstream');
+    const redis = find('relay-notify');
+    if (jetStream === undefined || redis === undefined) continue;
+    lines.push(
+      `- ${w}: log µs/entry (nats-server ÷ Redis) ${ratioCell(jetStream, redis, (r) => r.redisUsPerEntry)}, ` +
+        `relay µs/entry ${ratioCell(jetStream, redis, (r) => r.serverUsPerEntry)}; ${pairedCount(jetStream, redis)}`,
+    );
+  }
+  if (lines.length === 0) return [];
+  return [
+    `**${SERIES_LABEL['relay-jetstream']} ÷ ${SERIES_LABEL['relay-notify']} per workload**: ratio of the medians (below 1: JetStream’s side spends less per entry); after “rounds”, the lowest and highest of the per-round ratios`,
     '',
     ...lines,
     '',

@@ -114,7 +114,7 @@ async function main(): Promise<void> {
     }
     if (options.parts.has('tasks')) {
       const deps = {
-        series: seriesOf(options.servers).filter((s) => options.series === null || options.series.includes(s)),
+        series: seriesOf(options.servers, options.series),
         ctx,
         fleet,
         scale,

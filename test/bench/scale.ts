@@ -125,8 +125,9 @@ const BenchEnv = z.object({
   /** Only the fan-out or task workload of this name, else those whose name contains it. */
   BENCH_WORKLOAD: z.string().optional(),
   /**
-   * Comma-separated task series (relay-batch, relay-notify, wsrelay, socketio): only these of the
-   * chosen servers' series run, e.g. one read mode while profiling it.
+   * Comma-separated task series (relay-batch, relay-notify, relay-jetstream, wsrelay, socketio):
+   * only these of the chosen servers' series run, e.g. one read mode while profiling it. Without
+   * it every series of the chosen servers runs but relay-jetstream, which runs only when named.
    */
   BENCH_SERIES: z
     .string()
@@ -164,7 +165,7 @@ export interface BenchOptions {
   readonly scale: Scale;
   readonly servers: readonly ServerKind[];
   readonly parts: ReadonlySet<BenchPart>;
-  /** The task series to run; null: every series of the chosen servers. */
+  /** The task series to run; null: every series of the chosen servers but the opt-in ones (OPT_IN_TASK_SERIES). */
   readonly series: readonly TaskSeries[] | null;
   readonly pin: 'auto' | 'off';
   /** Rounds of the task workloads (BENCH_ROUNDS): 1, or the series alternated that many times per workload. */
@@ -177,7 +178,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_TASK_STEP_MS=<ms>, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,relay-jetstream,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_TASK_STEP_MS=<ms>, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;

@@ -2,6 +2,7 @@ import { startBenchServer } from './BenchServer.js';
 import type { BenchContext } from './BenchServer.js';
 import type { LoadFleet } from './LoadFleet.js';
 import { createPublisher } from './Publisher.js';
+import type { Publisher } from './Publisher.js';
 import { runStep } from './fanoutBench.js';
 import type { StepDeps, StepResult } from './fanoutBench.js';
 import { publishState } from './openLoop.js';
@@ -16,9 +17,16 @@ export interface SessionDeps {
   readonly log: (line: string) => void;
 }
 
-/** Where the session's streams live (BenchTarget, or a bare redis-server). */
+/** Where the session's streams live (BenchTarget, a bare redis-server, or a JetStream stream). */
 export interface SessionTarget {
+  /** What the tokens' `redis` claim names. */
   readonly url: string;
+  /** The Redis of the relay's RELAY_REDIS_ALLOWLIST when `url` is not a Redis; default `url`. */
+  readonly redisUrl?: string;
+  /** Laid over the server's environment (a JetStream target's RELAY_JETSTREAM_ALLOWLIST). */
+  readonly serverEnv?: Readonly<Record<string, string>>;
+  /** The writer for a target createPublisher does not write to (JetStream); default createPublisher's. */
+  publisher?(): Publisher;
   flush(): Promise<void>;
   seed(streams: readonly string[]): Promise<void>;
 }
@@ -59,7 +67,10 @@ export async function withTaskSession<T>(
   const streams = Array.from({ length: w.streams }, (_, s) => `task:${s}`);
   await target.seed(streams);
   const tokens = setup.kind === 'relay' ? await d.mintTokens(target.url, streams) : [];
-  const server = await startBenchServer(setup.kind, { ...d.ctx, redisUrl: target.url }, 0, setup.env);
+  const server = await startBenchServer(setup.kind, { ...d.ctx, redisUrl: target.redisUrl ?? target.url }, 0, {
+    ...setup.env,
+    ...target.serverEnv,
+  });
   try {
     const t0 = Date.now();
     const opened = await d.fleet.open({
@@ -81,7 +92,7 @@ export async function withTaskSession<T>(
     // compressed timeline, not of delivery; every server under test gets the same.
     server.service.signal('SIGUSR2');
     d.fleet.collectGarbage();
-    const publisher = await createPublisher(setup.kind, target.url, server.port);
+    const publisher = target.publisher?.() ?? (await createPublisher(setup.kind, target.url, server.port));
     try {
       const step = { fleet: d.fleet, publisher, state: publishState(streams), serverPid: server.pid, log: d.log, ...meter };
       return await fn({ step, openFailed: opened.failed });

@@ -60,12 +60,19 @@ describe('serverSetup', () => {
 
 describe('seriesSetup', () => {
   it('starts the relay in batch mode on a silent Redis, and in notify mode on a Redis notifying Kt', () => {
-    expect(seriesSetup('relay-batch', 19_968)).toEqual({ kind: 'relay', env: { RELAY_READ_MODE: 'batch' }, redisArgs: [] });
+    expect(seriesSetup('relay-batch', 19_968)).toEqual({ kind: 'relay', log: 'redis', env: { RELAY_READ_MODE: 'batch' }, redisArgs: [] });
     expect(seriesSetup('relay-notify', 19_968)).toEqual({
       kind: 'relay',
+      log: 'redis',
       env: { RELAY_READ_MODE: 'notify' },
       redisArgs: ['--notify-keyspace-events', 'Kt'],
     });
+  });
+
+  it('reads the JetStream series from a JetStream log, its relay configured as on Redis', () => {
+    expect(seriesSetup('relay-jetstream', 19_968)).toEqual({ ...seriesSetup('relay-notify', 19_968), log: 'jetstream' });
+    for (const series of ['relay-batch', 'relay-notify', 'wsrelay', 'socketio'] as const)
+      expect(seriesSetup(series, 19_968).log).toBe('redis');
   });
 
   it("raises Redis's client limit for the ws relay's connection per stream", () => {
@@ -77,6 +84,12 @@ describe('seriesSetup', () => {
     expect(seriesOf(['relay'])).toEqual(['relay-batch', 'relay-notify']);
     expect(seriesOf(['uws', 'socketio', 'wsrelay'])).toEqual(['wsrelay', 'socketio']);
     expect(seriesOf(['uws'])).toEqual([]);
+  });
+
+  it('runs the JetStream series only when BENCH_SERIES names it, in TASK_SERIES order', () => {
+    expect(seriesOf(['relay', 'socketio'])).not.toContain('relay-jetstream');
+    expect(seriesOf(['relay'], ['relay-jetstream', 'relay-notify'])).toEqual(['relay-notify', 'relay-jetstream']);
+    expect(seriesOf(['socketio'], ['relay-jetstream', 'socketio'])).toEqual(['socketio']);
   });
 });
 
@@ -133,6 +146,19 @@ describe('workload selection', () => {
     expect([...parseBenchEnv({}).parts]).toEqual(['fanout', 'memory', 'storm', 'tasks']);
     expect(() => parseBenchEnv({ BENCH_PARTS: 'task' })).toThrow(/BENCH_PARTS=fanout,memory,storm,tasks/);
     expect(() => parseBenchEnv({ BENCH_PIN: 'yes' })).toThrow(/BENCH_PIN=auto\|off/);
+  });
+});
+
+describe('BENCH_SERIES', () => {
+  it('takes the JetStream series beside the others, and none by default', () => {
+    expect(parseBenchEnv({ BENCH_SERIES: 'relay-notify, relay-jetstream' }).series).toEqual(['relay-notify', 'relay-jetstream']);
+    expect(parseBenchEnv({}).series).toBeNull();
+  });
+
+  it('refuses an unknown series, naming every one', () => {
+    expect(() => parseBenchEnv({ BENCH_SERIES: 'relay-nats' })).toThrow(
+      /BENCH_SERIES=relay-batch,relay-notify,relay-jetstream,wsrelay,socketio/,
+    );
   });
 });
 

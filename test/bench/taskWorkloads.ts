@@ -14,12 +14,27 @@ export interface TaskWorkload {
   readonly subsPerSocket: number;
 }
 
-/** A server under test in one configuration: the relay runs twice, once per read mode. */
-export const TASK_SERIES = ['relay-batch', 'relay-notify', 'wsrelay', 'socketio'] as const;
+/**
+ * A server under test in one configuration: the relay runs once per Redis read mode, and once on
+ * a JetStream target (relay-jetstream: the log is a nats-server, Redis only its allowlist's).
+ */
+export const TASK_SERIES = ['relay-batch', 'relay-notify', 'relay-jetstream', 'wsrelay', 'socketio'] as const;
 export type TaskSeries = (typeof TASK_SERIES)[number];
+
+/**
+ * Series that run only when BENCH_SERIES names them: relay-jetstream needs a nats-server binary
+ * and was added after the default set, whose runs (and their time budget) it would change.
+ */
+export const OPT_IN_TASK_SERIES: readonly TaskSeries[] = ['relay-jetstream'];
 
 export interface SeriesSetup {
   readonly kind: ServerKind;
+  /**
+   * The log the entries are written to and read from: a Redis (started with `redisArgs`), or a
+   * JetStream stream on a nats-server of its own (startJetStreamTarget), beside a Redis with
+   * `redisArgs` that the relay's RELAY_REDIS_ALLOWLIST names and nothing is written to.
+   */
+  readonly log: 'redis' | 'jetstream';
   /** Extra environment of the server process. */
   readonly env: Readonly<Record<string, string>>;
   /** Extra `redis-server` arguments. */
@@ -68,14 +83,17 @@ export function taskClients(w: TaskWorkload): number[][] {
 export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup {
   switch (series) {
     case 'relay-batch':
-      return { kind: 'relay', env: { RELAY_READ_MODE: 'batch' }, redisArgs: [] };
+      return { kind: 'relay', log: 'redis', env: { RELAY_READ_MODE: 'batch' }, redisArgs: [] };
     case 'relay-notify':
-      return { kind: 'relay', env: { RELAY_READ_MODE: 'notify' }, redisArgs: ['--notify-keyspace-events', 'Kt'] };
+      return { kind: 'relay', log: 'redis', env: { RELAY_READ_MODE: 'notify' }, redisArgs: ['--notify-keyspace-events', 'Kt'] };
+    case 'relay-jetstream':
+      // The relay as configured for production beside a JetStream target; its Redis carries no stream.
+      return { kind: 'relay', log: 'jetstream', env: { RELAY_READ_MODE: 'notify' }, redisArgs: ['--notify-keyspace-events', 'Kt'] };
     case 'wsrelay':
       // One Redis connection per stream: Redis's default of 10,000 clients would refuse the last ones.
-      return { kind: 'wsrelay', env: {}, redisArgs: ['--maxclients', String(maxClients)] };
+      return { kind: 'wsrelay', log: 'redis', env: {}, redisArgs: ['--maxclients', String(maxClients)] };
     case 'socketio':
-      return { kind: 'socketio', env: {}, redisArgs: [] };
+      return { kind: 'socketio', log: 'redis', env: {}, redisArgs: [] };
   }
 }
 
@@ -84,15 +102,20 @@ export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup
  * production (docs/protocol.md §11: its Redis with `notify-keyspace-events Kt`, read mode
  * notify), the peers against a Redis that does not notify, since notifying costs their XADDs.
  */
-export function serverSetup(kind: ServerKind): Omit<SeriesSetup, 'kind'> {
+export function serverSetup(kind: ServerKind): Pick<SeriesSetup, 'env' | 'redisArgs'> {
   if (kind !== 'relay') return { env: {}, redisArgs: [] };
   const { env, redisArgs } = seriesSetup('relay-notify', 0);
   return { env, redisArgs };
 }
 
-/** The series of the chosen servers, in TASK_SERIES order. */
-export function seriesOf(servers: readonly ServerKind[]): TaskSeries[] {
-  return TASK_SERIES.filter((s) => servers.includes(seriesSetup(s, 0).kind));
+/**
+ * The series of the chosen servers, in TASK_SERIES order: those of `chosen` (BENCH_SERIES), or
+ * without it every series but the opt-in ones.
+ */
+export function seriesOf(servers: readonly ServerKind[], chosen: readonly TaskSeries[] | null = null): TaskSeries[] {
+  return TASK_SERIES.filter(
+    (s) => servers.includes(seriesSetup(s, 0).kind) && (chosen === null ? !OPT_IN_TASK_SERIES.includes(s) : chosen.includes(s)),
+  );
 }
 
 /** File descriptors kept for listeners, logs, the publisher and Redis's own. */

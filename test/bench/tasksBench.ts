@@ -1,14 +1,15 @@
-import { startRedis, waitFor } from '@streamgate/testkit';
+import { waitFor } from '@streamgate/testkit';
 import type { RedisServer } from '@streamgate/testkit';
 import type { BenchContext } from './BenchServer.js';
-import { singleTarget } from './BenchTarget.js';
 import type { LoadFleet } from './LoadFleet.js';
 import type { StepResult } from './fanoutBench.js';
-import { pinProcess, usPer } from './pinning.js';
+import { usPer } from './pinning.js';
 import type { Scale } from './scale.js';
+import { startSeriesStore } from './startSeriesStore.js';
+import type { SeriesStore } from './startSeriesStore.js';
 import { OPEN_TIMEOUT_MS, measureAtRate, withTaskSession } from './taskSession.js';
-import { infeasibleReason, seriesDeadline, seriesSetup, socketCount } from './taskWorkloads.js';
-import type { SeriesSetup, TaskSeries, TaskWorkload } from './taskWorkloads.js';
+import { infeasibleReason, seriesDeadline, socketCount } from './taskWorkloads.js';
+import type { TaskSeries, TaskWorkload } from './taskWorkloads.js';
 
 /** One task workload measured once at its fixed rate: what the tasks and cluster parts share. */
 export interface TaskWorkloadRun {
@@ -24,7 +25,10 @@ export interface TaskWorkloadRun {
 
 export interface TaskResult extends TaskWorkloadRun {
   readonly series: TaskSeries;
-  /** Redis CPU µs per entry delivered (its writes included: XADD is part of what an entry costs). */
+  /**
+   * The log's CPU µs per entry delivered, its writes included (XADD is part of what an entry
+   * costs): Redis's, or for relay-jetstream the nats-server's (SeriesStore.logName).
+   */
   readonly redisUsPerEntry: number | null;
   /** Server CPU µs per entry delivered. */
   readonly serverUsPerEntry: number | null;
@@ -59,18 +63,15 @@ export interface TasksDeps {
   readonly deadline: number;
 }
 
-/** Every chosen series on every task workload: a fresh Redis per series, a fresh server per workload. */
+/** Every chosen series on every task workload: a fresh store (Redis, or nats-server) per series, a fresh server per workload. */
 export async function measureTasks(d: TasksDeps): Promise<TaskResult[]> {
   const out: TaskResult[] = [];
   const workloads = d.scale.tasks.workloads;
   const startedAt = Date.now();
   for (const [i, series] of d.series.entries()) {
     const deadline = seriesDeadline(startedAt, d.deadline, i, d.series.length);
-    const setup = seriesSetup(series, Math.max(1_000, d.fdLimit - 32));
-    const redis = await startRedis({ args: setup.redisArgs });
+    const store = await startSeriesStore(series, Math.max(1_000, d.fdLimit - 32), d.ctx.pinning);
     try {
-      const redisPid = redis.service?.pid ?? null;
-      if (d.ctx.pinning.pinned && redisPid !== null) pinProcess(redisPid, d.ctx.pinning.plan.clientCpus);
       for (const w of workloads) {
         const reason = infeasibleReason(series, w, d.fdLimit) ?? (Date.now() > deadline ? 'time budget spent' : null);
         if (reason !== null) {
@@ -79,32 +80,25 @@ export async function measureTasks(d: TasksDeps): Promise<TaskResult[]> {
           continue;
         }
         d.log(`${series}: ${w.name} (${socketCount(w)} sockets × ${w.subsPerSocket} subscriptions)`);
-        out.push(await measureOne(d, series, setup, w, redis, redisPid));
+        out.push(await measureOne(d, store, w));
       }
     } finally {
-      await redis.stop();
+      await store.stop();
     }
   }
   return out;
 }
 
-/** One series on one workload: a fresh server on `redis`, a warm-up step, then the recorded step. */
-export async function measureOne(
-  d: TasksDeps,
-  series: TaskSeries,
-  setup: SeriesSetup,
-  w: TaskWorkload,
-  redis: RedisServer,
-  redisPid: number | null,
-): Promise<TaskResult> {
-  const ready = setup.kind === 'wsrelay' ? () => waitForReadLoops(d, redis, w.streams) : undefined;
-  const target = singleTarget(redis);
+/** One series on one workload: a fresh server on the series' store, a warm-up step, then the recorded step. */
+export async function measureOne(d: TasksDeps, store: SeriesStore, w: TaskWorkload): Promise<TaskResult> {
+  const { series, setup } = store;
+  const ready = setup.kind === 'wsrelay' ? () => waitForReadLoops(d, store.redis, w.streams) : undefined;
   return withTaskSession(
     d,
-    target,
+    store.target,
     setup,
     w,
-    { redisPid, commandStats: () => target.commandStats() },
+    store.meter,
     async (session) => {
       const step = await measureAtRate(session, d.scale, d.scale.tasks.stepMs, w.eventsPerSecond);
       const wall = step.wallSeconds ?? 0;
@@ -115,7 +109,7 @@ export async function measureOne(
         redisUsPerEntry: usPer(step.redisCpu, wall, step.received),
         serverUsPerEntry: usPer(step.serverCpu, wall, step.received),
       };
-      d.log(`    redis ${fmtUs(result.redisUsPerEntry)} µs/entry, server ${fmtUs(result.serverUsPerEntry)} µs/entry`);
+      d.log(`    ${store.logName} ${fmtUs(result.redisUsPerEntry)} µs/entry, server ${fmtUs(result.serverUsPerEntry)} µs/entry`);
       return result;
     },
     ready,

@@ -27,6 +27,15 @@ describe('LoadClient', () => {
     expect(t.fromWrite.maxValue).toBeLessThanOrEqual(4_255);
   });
 
+  it('records no share for a JetStream entry, whose id (`0-<seq>`) carries no time', () => {
+    const t = newLoadTotals();
+    const c = client(t);
+    feed(c, '{"op":"event","stream":"task:0","id":"0-42","data":{"q":0,"t":1000.5,"p":"x"}}', 1007.25);
+    expect(t.received).toBe(1);
+    expect(t.histogram.totalCount).toBe(1);
+    expect(t.fromWrite.totalCount).toBe(0);
+  });
+
   it('records no share for a frame without an id (the peers’), and no gap between consecutive sequences', () => {
     const t = newLoadTotals();
     const c = client(t);

@@ -14,9 +14,10 @@ export interface LoadTotals {
   since: number;
   readonly histogram: Histogram;
   /**
-   * Of the same events, those whose frame carries a stream id: from the id's time (Redis's clock
-   * when it wrote the entry, in whole ms) to the frame's arrival: the server's share of the
-   * latency, with this client's own delay in reading the frame; the rest is the writer's.
+   * Of the same events, those whose frame carries a Redis stream id: from the id's time (Redis's
+   * clock when it wrote the entry, in whole ms) to the frame's arrival: the server's share of the
+   * latency, with this client's own delay in reading the frame; the rest is the writer's. A
+   * JetStream id (`0-<seq>`) carries no time: those events are not in it.
    */
   readonly fromWrite: Histogram;
   readonly backAt: number[];
@@ -157,8 +158,11 @@ export class LoadClient implements FrameSink {
         ms = ms * 10 + c - 48;
         c = buf[++j] as number;
       }
-      const fromWrite = Math.round((now - ms) * 1000);
-      totals.fromWrite.recordValue(fromWrite < 1 ? 1 : fromWrite > MAX_LATENCY_US ? MAX_LATENCY_US : fromWrite);
+      // A JetStream entry's id is `0-<stream sequence>`: it carries no time, so no share is read.
+      if (ms > 0) {
+        const fromWrite = Math.round((now - ms) * 1000);
+        totals.fromWrite.recordValue(fromWrite < 1 ? 1 : fromWrite > MAX_LATENCY_US ? MAX_LATENCY_US : fromWrite);
+      }
     }
   }
 
