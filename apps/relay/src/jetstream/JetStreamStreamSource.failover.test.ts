@@ -24,6 +24,18 @@ afterAll(async () => {
   await cluster.stop();
 });
 
+/**
+ * An R3 stream with the relay's republish. Retried: after a server was frozen the cluster may
+ * still be electing its meta leader, and JetStream answers "temporarily unavailable" meanwhile
+ * (adding a stream again with the same configuration is a no-op).
+ */
+async function addStream(name: string): Promise<void> {
+  await waitFor(() => jsm.streams.add({ name, subjects: [`${name}.*`], num_replicas: 3, republish: jetStreamRepublish(name) }), {
+    timeoutMs: 20_000,
+    message: `stream ${name} is created`,
+  });
+}
+
 /** A source seeded with node `seed` alone: it learns the others from the cluster and reconnects to them. */
 function open(jetStream: string, seed: number, listener: RecordingListener, onReconnect: () => void): JetStreamStreamSource {
   const source = new JetStreamStreamSource({
@@ -41,7 +53,7 @@ function open(jetStream: string, seed: number, listener: RecordingListener, onRe
 }
 
 it('reads what was written while its server was frozen, once it has moved to another', async () => {
-  await jsm.streams.add({ name: 'CUT', subjects: ['CUT.*'], num_replicas: 3, republish: jetStreamRepublish('CUT') });
+  await addStream('CUT');
   const leader = await cluster.streamLeader('CUT');
   const seed = (leader + 1) % cluster.nodes.length;
   const listener = new RecordingListener();
@@ -75,38 +87,84 @@ it('reads what was written while its server was frozen, once it has moved to ano
 const STREAMS = ['f:0', 'f:1', 'f:2', 'f:3', 'f:4'];
 const WRITES = 300;
 
-it('delivers every acknowledged entry once, in order, when the leader it is connected to dies mid-publish', async () => {
-  const nats = cluster;
-  await jsm.streams.add({ name: 'FAIL', subjects: ['FAIL.*'], num_replicas: 3, republish: jetStreamRepublish('FAIL') });
-  const leader = await nats.streamLeader('FAIL');
-  const listener = new RecordingListener();
-  let reconnects = 0;
-  // Connected to the leader's server: the connection is cut when the leader dies, too.
-  const watched = open('FAIL', leader, listener, () => reconnects++);
-  for (const stream of STREAMS) watched.watch(stream, '0-0');
-  await waitFor(() => watched.healthy, { message: 'the source connects' });
-
-  const js = jetstream(nc);
+/**
+ * Writes WRITES entries round the STREAMS, each retried until acknowledged, calling `at` before
+ * each; returns the acknowledged ids per stream. A write whose acknowledgement was lost is sent
+ * again under its id, so the stream keeps it once.
+ */
+async function writeAll(jetStream: string, at: (i: number) => void): Promise<Map<string, StreamId[]>> {
+  // Its own connection, quick to leave a frozen server, so writes go on through the new leader.
+  const js = jetstream(await cluster.connect({ pingInterval: 500, maxPingOut: 2, timeout: 1_000 }));
   const acked = new Map<string, StreamId[]>(STREAMS.map((s) => [s, []]));
-  let killed: Promise<void> | undefined;
   for (let i = 0; i < WRITES; i++) {
-    if (i === WRITES / 3) killed = nats.kill(leader);
+    at(i);
     const stream = STREAMS[i % STREAMS.length] as string;
-    // A write whose acknowledgement was lost is sent again under its id: the stream keeps it once.
-    const ack = await waitFor(() => js.publish(jetStreamSubject('FAIL', stream), JSON.stringify(i), { msgID: `w${i}`, timeout: 1_000 }), {
-      timeoutMs: 30_000,
-      message: `write ${i} is acknowledged`,
-    });
+    const ack = await waitFor(
+      () => js.publish(jetStreamSubject(jetStream, stream), JSON.stringify(i), { msgID: `w${i}`, timeout: 1_000 }),
+      {
+        timeoutMs: 30_000,
+        message: `write ${i} is acknowledged`,
+      },
+    );
     acked.get(stream)?.push(jetStreamId(ack.seq));
   }
-  await killed;
+  return acked;
+}
 
+async function expectEachOnceInOrder(listener: RecordingListener, acked: Map<string, StreamId[]>): Promise<void> {
   await waitFor(() => STREAMS.every((s) => listener.ids(s).length >= (acked.get(s)?.length ?? 0)), {
     timeoutMs: 20_000,
     message: () => `every acknowledged entry: ${STREAMS.map((s) => `${listener.ids(s).length}/${acked.get(s)?.length}`).join(' ')}`,
   });
   for (const stream of STREAMS) expect(listener.trace(stream)).toEqual(acked.get(stream));
   expect(listener.violations).toEqual([]);
+}
+
+it('delivers every acknowledged entry once, in order, when the leader it is connected to freezes mid-publish', async () => {
+  await addStream('FROZEN');
+  const leader = await cluster.streamLeader('FROZEN');
+  const listener = new RecordingListener();
+  const source = open('FROZEN', leader, listener, () => undefined);
+  for (const stream of STREAMS) source.watch(stream, '0-0');
+  await waitFor(() => source.healthy, { message: 'the source connects' });
+  let frozen = false;
+  try {
+    const acked = await writeAll('FROZEN', (i) => {
+      if (i !== WRITES / 3) return;
+      cluster.freeze(leader);
+      frozen = true;
+    });
+    await expectEachOnceInOrder(listener, acked);
+  } finally {
+    if (frozen) cluster.thaw(leader);
+  }
+  // The thawed server, a follower now, must not hand the source anything twice.
+  await waitFor(
+    async () => {
+      const info = await jsm.streams.info('FROZEN');
+      return (info.cluster?.replicas ?? []).every((r) => r.current);
+    },
+    { timeoutMs: 20_000, message: 'the thawed server is a current replica again' },
+  );
+  expect(listener.violations).toEqual([]);
+  expect(STREAMS.reduce((n, s) => n + listener.ids(s).length, 0)).toBe(WRITES);
+}, 60_000);
+
+it('delivers every acknowledged entry once, in order, when the leader it is connected to dies mid-publish', async () => {
+  await addStream('FAIL');
+  const leader = await cluster.streamLeader('FAIL');
+  const listener = new RecordingListener();
+  let reconnects = 0;
+  // Connected to the leader's server: the connection is cut when the leader dies, too.
+  const source = open('FAIL', leader, listener, () => reconnects++);
+  for (const stream of STREAMS) source.watch(stream, '0-0');
+  await waitFor(() => source.healthy, { message: 'the source connects' });
+  let killed: Promise<void> | undefined;
+  const acked = await writeAll('FAIL', (i) => {
+    if (i === WRITES / 3) killed = cluster.kill(leader);
+  });
+  await killed;
+  await expectEachOnceInOrder(listener, acked);
   expect(reconnects).toBeGreaterThan(0);
-  await waitFor(() => watched.healthy, { timeoutMs: 10_000, message: 'the source is healthy again' });
+  await waitFor(() => source.healthy, { timeoutMs: 10_000, message: 'the source is healthy again' });
 }, 60_000);

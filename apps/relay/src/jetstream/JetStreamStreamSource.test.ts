@@ -30,8 +30,15 @@ afterAll(async () => {
   await cluster.stop();
 });
 
+/**
+ * An R3 stream with the relay's republish. Retried: a cluster just started, or busy with another
+ * file's, may answer "temporarily unavailable" for a moment (adding the same stream again is a no-op).
+ */
 async function createStream(name: string, config: Partial<StreamConfig> = {}): Promise<void> {
-  await jsm.streams.add({ name, subjects: [`${name}.*`], num_replicas: 3, republish: jetStreamRepublish(name), ...config });
+  await waitFor(() => jsm.streams.add({ name, subjects: [`${name}.*`], num_replicas: 3, republish: jetStreamRepublish(name), ...config }), {
+    timeoutMs: 20_000,
+    message: `stream ${name} is created`,
+  });
 }
 
 function open(jetStream: string, errors: Array<{ operation: JetStreamOperation; error: Error }> = []) {
