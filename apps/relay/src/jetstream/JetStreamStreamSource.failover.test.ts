@@ -7,7 +7,7 @@ import type { StreamId } from '@streamgate/protocol';
 import { startNatsCluster, waitFor } from '@streamgate/testkit';
 import type { NatsCluster } from '@streamgate/testkit';
 import { JetStreamStreamSource } from './JetStreamStreamSource.js';
-import { jetStreamRepublish } from './jetStreamRepublish.js';
+import { jetStreamRepublish } from '@streamgate/protocol';
 import { RecordingListener } from './testing/RecordingListener.js';
 
 let cluster: NatsCluster;

@@ -10,7 +10,7 @@ import { classifyRecovery } from '../core/classifyRecovery.js';
 import { DATA_NOT_UTF8 } from '../redis/parseReplies.js';
 import { JetStreamStreamSource } from './JetStreamStreamSource.js';
 import type { JetStreamOperation } from './JetStreamSourceOptions.js';
-import { jetStreamLiveSubject, jetStreamRepublish } from './jetStreamRepublish.js';
+import { jetStreamLiveSubject, jetStreamRepublish } from '@streamgate/protocol';
 import { RepublishMissingError } from './RepublishMissingError.js';
 import { RecordingListener } from './testing/RecordingListener.js';
 

@@ -3,11 +3,11 @@ import type { Clock, StreamId, StreamName } from '@streamgate/protocol';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { SourceListener, StreamEntry } from '../core/StreamSource.js';
 import type { JetStreamOperation, JetStreamResetCause } from './JetStreamSourceOptions.js';
-import { jetStreamLiveSubject } from './jetStreamRepublish.js';
-import type { RepublishMode } from './jetStreamRepublish.js';
+import { jetStreamLiveSubject } from '@streamgate/protocol';
+import type { RepublishMode } from './republishMode.js';
 import { isStreamNotFound, toError } from './natsSourceError.js';
-import { parseLiveMessage } from './parseLiveMessage.js';
-import type { LiveMessage } from './parseLiveMessage.js';
+import { parseRepublished } from './parseRepublished.js';
+import type { RepublishedMessage } from './parseRepublished.js';
 import { ReadQueue } from './ReadQueue.js';
 import type { StreamChange } from './StreamCheck.js';
 import type { SubjectReader } from './SubjectReader.js';
@@ -37,7 +37,7 @@ interface Watched {
   epoch: number;
   sub: Subscription | null;
   /** Live messages that came while a read of the stream was queued or running, looked at after it. */
-  held: LiveMessage[];
+  held: RepublishedMessage[];
   /**
    * Watched from a position that is no sequence, or of an incarnation found replaced before the
    * watch: read from the start, and the first read tells the listener `reset`, with this cause.
@@ -182,7 +182,7 @@ export class LiveStreams {
       this.queue.request(w.stream);
       return;
     }
-    const live = parseLiveMessage(msg, this.options.jetStream, w.subject);
+    const live = parseRepublished(msg, this.options.jetStream, w.subject);
     if (live === null) {
       this.options.onError('live', new Error(`not a republished message of ${w.subject} on ${msg.subject}`));
       this.queue.request(w.stream);
@@ -196,7 +196,7 @@ export class LiveStreams {
   }
 
   /** Takes a live message against the position; false when it asked for a read instead. */
-  private offer(w: Watched, live: LiveMessage): boolean {
+  private offer(w: Watched, live: RepublishedMessage): boolean {
     if (live.seq <= w.cursor) return true;
     if (live.lastSeq === w.cursor && live.payload !== null && this.mode === 'live') {
       this.deliver(w, [toStreamEntry(live.seq, live.payload)]);

@@ -1,4 +1,4 @@
-import { jetStreamRepublish } from './jetStreamRepublish.js';
+import { jetStreamRepublish } from '@streamgate/protocol';
 
 /**
  * The JetStream stream republishes nothing the relay can hear: live entries would never arrive.

@@ -1,7 +1,7 @@
 import type { StreamInfo as JetStreamInfo } from '@nats-io/jetstream';
 import type { Clock } from '@streamgate/protocol';
-import { republishMode } from './jetStreamRepublish.js';
-import type { RepublishMode } from './jetStreamRepublish.js';
+import { republishMode } from './republishMode.js';
+import type { RepublishMode } from './republishMode.js';
 
 /** What a look at the JetStream stream found that its readers must act on. */
 export interface StreamChange {

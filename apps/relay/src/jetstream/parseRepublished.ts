@@ -1,7 +1,7 @@
 import type { Msg } from '@nats-io/transport-node';
 
 /** A message the JetStream stream republished: where it was stored, and the one of its subject before it. */
-export interface LiveMessage {
+export interface RepublishedMessage {
   readonly seq: number;
   /** The subject's previous stored sequence when this one was stored; 0 for its first. */
   readonly lastSeq: number;
@@ -15,7 +15,7 @@ export interface LiveMessage {
  * message is not a republish of `subject` in `jetStream`: anything else published on the live
  * subject is no entry, and only a read by sequence can say what is stored.
  */
-export function parseLiveMessage(msg: Msg, jetStream: string, subject: string): LiveMessage | null {
+export function parseRepublished(msg: Msg, jetStream: string, subject: string): RepublishedMessage | null {
   const headers = msg.headers;
   if (headers === undefined) return null;
   if (headers.get('Nats-Stream') !== jetStream || headers.get('Nats-Subject') !== subject) return null;
