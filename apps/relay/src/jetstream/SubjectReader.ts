@@ -59,14 +59,13 @@ export class SubjectReader {
   async facts(subject: string, probe?: number): Promise<{ facts: SubjectFacts; probe?: ProbeFacts; info: JetStreamInfo } | null> {
     try {
       const [info, first, last, at] = await Promise.all([
-        this.info(subject),
+        this.info(),
         this.get({ next_by_subj: subject, seq: 0 }),
         this.get({ last_by_subj: subject }),
         probe === undefined || probe === 0 ? Promise.resolve(null) : this.get({ seq: probe }),
       ]);
       const facts: SubjectFacts = {
         stream: { firstSeq: info.state.first_seq, lastSeq: info.state.last_seq, numDeleted: info.state.num_deleted ?? 0 },
-        count: info.state.subjects?.[subject] ?? 0,
         firstSeq: first?.seq ?? null,
         lastSeq: last?.seq ?? null,
       };
@@ -79,11 +78,15 @@ export class SubjectReader {
     }
   }
 
-  /** The JetStream stream's info (with the subject's count when one is named). */
-  async info(subject?: string): Promise<JetStreamInfo> {
+  /**
+   * The JetStream stream's info, never filtered by subject: a `subjects_filter` makes the server
+   * scan every subject's state (about 1.5 ms per request at 10,000 subjects on server 2.9), which
+   * a subscribe storm of thousands of streams queued past the request timeout.
+   */
+  async info(): Promise<JetStreamInfo> {
     const jsm = await this.jsm();
     this.onRead('info');
-    return jsm.streams.info(this.jetStream, subject === undefined ? undefined : { subjects_filter: subject });
+    return jsm.streams.info(this.jetStream);
   }
 
   private async get(query: StreamMessageQuery): Promise<StreamMessage | null> {

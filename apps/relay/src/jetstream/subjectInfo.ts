@@ -5,8 +5,6 @@ import type { StreamInfo } from '../core/StreamSource.js';
 export interface SubjectFacts {
   /** The JetStream stream's state; null when the stream does not exist. */
   readonly stream: { readonly firstSeq: number; readonly lastSeq: number; readonly numDeleted: number } | null;
-  /** Messages of the subject stored now. */
-  readonly count: number;
   /** The subject's oldest and newest stored sequences; null when it stores none. */
   readonly firstSeq: number | null;
   readonly lastSeq: number | null;
@@ -71,8 +69,10 @@ export function subjectInfo(facts: SubjectFacts, probe?: ProbeFacts): { info: St
     info: {
       lastGeneratedId: jetStreamId(removed ? Math.max(facts.lastSeq, probe.seq) : facts.lastSeq),
       firstEntryId: jetStreamId(first),
-      length: facts.count,
-      entriesAdded: facts.count + (lostBefore ? 1 : 0),
+      // classifyRecovery reads only whether entries were removed (entriesAdded > length): the
+      // subject's own count is not needed, and JetStream counts it only by scanning every subject.
+      length: 0,
+      entriesAdded: lostBefore ? 1 : 0,
       maxDeletedEntryId: removed ? jetStreamId(probe.seq) : STREAM_START,
     },
     probeExists,
