@@ -1,5 +1,6 @@
 import type { StreamInfo as JetStreamInfo } from '@nats-io/jetstream';
 import type { Clock } from '@streamgate/protocol';
+import { answeredWithoutLeader } from './answeredWithoutLeader.js';
 import { republishMode } from './republishMode.js';
 import type { RepublishMode } from './republishMode.js';
 
@@ -92,6 +93,7 @@ export class StreamCheck {
     this.applied = ticket;
     // A missing stream changes nothing yet: whatever is created next has another `created`.
     if (info === null) return true;
+    if (answeredWithoutLeader(info)) return true;
     const recreated = this.created !== null && this.created !== info.created;
     if (recreated) this.generation++;
     const leader = info.cluster?.leader ?? null;

@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { StreamEntry } from '../core/StreamSource.js';
 import type { JetStreamReadKind } from './JetStreamSourceOptions.js';
 import type { ProbeFacts, SubjectFacts } from './subjectInfo.js';
+import { answeredWithoutLeader } from './answeredWithoutLeader.js';
 import { getStreamMessage } from './getStreamMessage.js';
 import type { StreamMessage, StreamMessageQuery } from './getStreamMessage.js';
 import { isStreamNotFound } from './natsSourceError.js';
@@ -64,6 +65,8 @@ export class SubjectReader {
         this.get({ last_by_subj: subject }),
         probe === undefined || probe === 0 ? Promise.resolve(null) : this.get({ seq: probe }),
       ]);
+      // A replica's view is no ground for truncated or reset: the hub retries a failed read.
+      if (answeredWithoutLeader(info)) throw new Error(`JetStream stream ${this.jetStream} has no leader now: its state is not known`);
       const facts: SubjectFacts = {
         stream: { firstSeq: info.state.first_seq, lastSeq: info.state.last_seq, numDeleted: info.state.num_deleted ?? 0 },
         firstSeq: first?.seq ?? null,
