@@ -15,9 +15,10 @@ import {
   SigningKeySet,
 } from '@streamgate/server';
 import type { JetStreamWriter, TokenIssuer } from '@streamgate/server';
-import { spawnRelay, startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
+import { startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
 import type { NatsCluster, RedisServer, RelayProcess } from '@streamgate/testkit';
 import { openFrameLog } from './support/frameLog.js';
+import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
 import type { FrameLog, WireFrame } from './support/frameLog.js';
 
 /*
@@ -62,23 +63,18 @@ const killStreams = Array.from({ length: ROUNDS }, (_, i) => `KILL${i + 1}`);
 const targetOf = (jetStream: string): string => `nats://${seeds}/${jetStream}`;
 
 async function startRelay(name: string, env: Readonly<Record<string, string>> = {}): Promise<RelayProcess> {
-  const relay = await spawnRelay({
+  const relay = await spawnFileKeyRelay({
     name,
-    authUrl: 'http://127.0.0.1:1',
     issuer: ISSUER,
     audience: AUDIENCE,
     redisAllowlist: redis?.url ?? '',
+    jwksFile: join(dir, 'jwks.json'),
     env: {
-      // Blank is unset: the keys come from the file instead.
-      RELAY_JWKS_URL: '',
-      RELAY_JWKS_FILE: join(dir, 'jwks.json'),
       RELAY_JETSTREAM_ALLOWLIST: [...killStreams, 'FROZEN', 'FLOWING'].map(targetOf).join(' '),
-      RELAY_DRAIN_WINDOW_MS: '500',
       ...env,
     },
   });
   relays.push(relay);
-  await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, { timeoutMs: 20_000, message: `${name} never ready` });
   return relay;
 }
 

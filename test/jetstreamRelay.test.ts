@@ -7,9 +7,10 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { defineStream, jetStreamId, jetStreamRepublish, jetStreamSubject } from '@streamgate/protocol';
 import { createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
-import { spawnRelay, startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
+import { startNatsCluster, startRedis } from '@streamgate/testkit';
 import type { NatsCluster, RedisServer, RelayProcess } from '@streamgate/testkit';
 import { openFrameLog } from './support/frameLog.js';
+import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
 import type { FrameLog, WireFrame } from './support/frameLog.js';
 
 const ISSUER = 'jetstream-auth';
@@ -26,23 +27,18 @@ let tasksTarget = '';
 let trimTarget = '';
 
 async function startRelay(name: string): Promise<RelayProcess> {
-  const relay = await spawnRelay({
+  const relay = await spawnFileKeyRelay({
     name,
-    authUrl: 'http://127.0.0.1:1',
     issuer: ISSUER,
     audience: AUDIENCE,
     redisAllowlist: redis?.url ?? '',
+    jwksFile: join(dir, 'jwks.json'),
     env: {
-      // Blank is unset: the keys come from the file instead.
-      RELAY_JWKS_URL: '',
-      RELAY_JWKS_FILE: join(dir, 'jwks.json'),
       RELAY_JETSTREAM_ALLOWLIST: `${tasksTarget} ${trimTarget}`,
-      RELAY_DRAIN_WINDOW_MS: '500',
       RELAY_REDIS_DOWN_AFTER_MS: '1000',
     },
   });
   relays.push(relay);
-  await waitFor(async () => (await fetch(`${relay.httpUrl}/readyz`)).status === 200, { timeoutMs: 20_000, message: `${name} never ready` });
   return relay;
 }
 
