@@ -6,15 +6,10 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { backoffDelay, defineStream, jetStreamSequence, streamOfJetStreamSubject } from '@streamgate/protocol';
-import {
-  createJetStreamWriter,
-  createTokenIssuer,
-  ensureJetStream,
-  generateSigningKey,
-  jwksDocument,
-  SigningKeySet,
-} from '@streamgate/server';
-import type { JetStreamWriter, TokenIssuer } from '@streamgate/server';
+import { createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
+import type { TokenIssuer } from '@streamgate/server';
+import { createJetStreamWriter, ensureJetStream } from '@streamgate/server/jetstream';
+import type { JetStreamWriter } from '@streamgate/server/jetstream';
 import { startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
 import type { NatsCluster, RedisServer, RelayProcess } from '@streamgate/testkit';
 import { openFrameLog } from './support/frameLog.js';

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { createJetStreamWriter } from '@streamgate/server';
+import { createJetStreamWriter } from '@streamgate/server/jetstream';
 import type { StreamRef } from '@streamgate/server';
 import { newLatencyHistogram } from './latencyHistogram.js';
 import { nowMs } from './openLoop.js';

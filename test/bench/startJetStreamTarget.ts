@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { createJetStreamWriter, ensureJetStream } from '@streamgate/server';
+import { createJetStreamWriter, ensureJetStream } from '@streamgate/server/jetstream';
 import { freePort, spawnService } from '@streamgate/testkit';
 import type { Service } from '@streamgate/testkit';
 import { pinProcess } from './pinning.js';

@@ -9,15 +9,3 @@ export type { InferRelayPayload, RelaySubscription, StreamDefinition, StreamRef 
 export { defineStream } from '@streamgate/protocol';
 export { placeStream } from '@streamgate/redis';
 export * from './createRevoker.js';
-export { createJetStreamWriter } from './jetstream/createJetStreamWriter.js';
-export type {
-  JetStreamConnectionOptions,
-  JetStreamCredentials,
-  JetStreamPublishOptions,
-  JetStreamPublishResult,
-  JetStreamWriter,
-  JetStreamWriterOptions,
-} from './jetstream/createJetStreamWriter.js';
-export type { JetStreamPublishError, JetStreamPublishErrorCode } from './jetstream/JetStreamPublishError.js';
-export { ensureJetStream } from './jetstream/ensureJetStream.js';
-export type { EnsureJetStreamError, EnsureJetStreamOptions, EnsureJetStreamResult } from './jetstream/ensureJetStream.js';
