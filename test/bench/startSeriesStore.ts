@@ -29,15 +29,6 @@ export interface SeriesStore {
   stop(): Promise<void>;
 }
 
-/**
- * Sockets a JetStream session subscribes at a time. A subscribe burst on a JetStream target is
- * what the relay's JetStream path does not take yet: its first read of each stream is four
- * requests to the stream's leader. With a subject-filtered STREAM.INFO among them (before
- * 410462b) 128 of 1,000 sockets × 10 subscriptions subscribed in 120 s; without it 961, 39 failed.
- * 50 sockets (500 subscriptions) at a time all subscribe. Redis sessions subscribe all at once.
- */
-const JETSTREAM_OPEN_BATCH = 50;
-
 export async function startSeriesStore(series: TaskSeries, maxClients: number, pinning: Pinning): Promise<SeriesStore> {
   const setup = seriesSetup(series, maxClients);
   const redis = await startRedis({ args: setup.redisArgs });
@@ -67,7 +58,6 @@ export async function startSeriesStore(series: TaskSeries, maxClients: number, p
         redisUrl: redis.url,
         serverEnv: { RELAY_JETSTREAM_ALLOWLIST: js.url },
         publisher: () => jetStreamPublisher(js.connection, js.stream),
-        openBatch: JETSTREAM_OPEN_BATCH,
         flush: async () => {
           await js.flush();
           await redis.client().flushall();

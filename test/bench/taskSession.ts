@@ -27,11 +27,6 @@ export interface SessionTarget {
   readonly serverEnv?: Readonly<Record<string, string>>;
   /** The writer for a target createPublisher does not write to (JetStream); default createPublisher's. */
   publisher?(): Publisher;
-  /**
-   * Sockets subscribed at a time, each batch once the one before is (a JetStream target: a
-   * subscribe burst there times out, startSeriesStore); default all at once.
-   */
-  readonly openBatch?: number;
   flush(): Promise<void>;
   seed(streams: readonly string[]): Promise<void>;
 }
@@ -78,26 +73,17 @@ export async function withTaskSession<T>(
   });
   try {
     const t0 = Date.now();
-    const clients = taskClients(w);
-    const batch = target.openBatch ?? clients.length;
-    const opened = { ready: 0, failed: 0 };
-    for (let from = 0; from < clients.length; from += batch) {
-      const some = await d.fleet.open({
-        kind: setup.kind,
-        port: server.port,
-        streams,
-        tokens,
-        clients: clients.slice(from, from + batch),
-        trackSeq: false,
-        reconnect: false,
-        timeoutMs: OPEN_TIMEOUT_MS,
-      });
-      opened.ready += some.ready;
-      opened.failed += some.failed;
-    }
-    d.log(
-      `  ${opened.ready} sockets subscribed in ${Date.now() - t0} ms${batch < clients.length ? ` (${batch} at a time)` : ''}${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`,
-    );
+    const opened = await d.fleet.open({
+      kind: setup.kind,
+      port: server.port,
+      streams,
+      tokens,
+      clients: taskClients(w),
+      trackSeq: false,
+      reconnect: false,
+      timeoutMs: OPEN_TIMEOUT_MS,
+    });
+    d.log(`  ${opened.ready} sockets subscribed in ${Date.now() - t0} ms${opened.failed > 0 ? `, ${opened.failed} failed` : ''}`);
     await ready?.();
     // The server and the load workers collect their garbage now, outside the steps: the server's
     // from the subscribe burst (its major GC fell into the recorded step now and then; a relay's
