@@ -69,3 +69,8 @@ export function classifySentCommandError(error: unknown): PublishError {
     message: `the connection failed under the command, which may have been applied: ${message}`,
   };
 }
+
+/** The refusal of an idempotency key parseIdempotencyKey found bad, as both writers answer it. */
+export function idempotencyKeyError(reason: string): Extract<PublishError, { code: 'idempotency_key_invalid' }> {
+  return { code: 'idempotency_key_invalid', retryable: false, field: 'idempotencyKey', message: `idempotencyKey ${reason}` };
+}

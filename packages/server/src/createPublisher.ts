@@ -3,7 +3,7 @@ import type { StreamRef } from '@streamgate/protocol';
 import type { RedisClient } from '@streamgate/redis';
 import { idempotencyRecordKey } from './idempotencyRecordKey.js';
 import { parseIdempotencyKey } from './parseIdempotencyKey.js';
-import { classifySentCommandError, errorText } from './PublishError.js';
+import { classifySentCommandError, errorText, idempotencyKeyError } from './PublishError.js';
 import type { PublishError } from './PublishError.js';
 import { clientKeyPrefix } from './PublisherConnection.js';
 import { normalizeTargetList, PublisherTargets } from './PublisherTargets.js';
@@ -190,12 +190,7 @@ export function createPublisher(options: PublisherOptions): Publisher {
       }
       const key = parseIdempotencyKey(publishOptions.idempotencyKey);
       if (!key.ok) {
-        return failed({
-          code: 'idempotency_key_invalid',
-          retryable: false,
-          field: 'idempotencyKey',
-          message: `idempotencyKey ${key.reason}`,
-        });
+        return failed(idempotencyKeyError(key.reason));
       }
       const record = idempotencyRecordKey(name.data, key.key);
       if (!record.ok) return failed({ code: 'stream_invalid', retryable: false, field: 'stream', message: `stream ${record.reason}` });

@@ -4,7 +4,7 @@ import type { StreamId, StreamRef } from '@streamgate/protocol';
 import { encodePayload } from '../encodePayload.js';
 import { entrySizeError } from '../entrySizeError.js';
 import { parseIdempotencyKey } from '../parseIdempotencyKey.js';
-import { errorText } from '../PublishError.js';
+import { errorText, idempotencyKeyError } from '../PublishError.js';
 import { timeoutAfter } from '../timeoutAfter.js';
 import { classifyJetStreamPublishError } from './JetStreamPublishError.js';
 import type { JetStreamPublishError } from './JetStreamPublishError.js';
@@ -182,12 +182,7 @@ export function createJetStreamWriter(options: JetStreamWriterOptions): JetStrea
       if (publishOptions.idempotencyKey !== undefined) {
         const key = parseIdempotencyKey(publishOptions.idempotencyKey);
         if (!key.ok) {
-          return failed({
-            code: 'idempotency_key_invalid',
-            retryable: false,
-            field: 'idempotencyKey',
-            message: `idempotencyKey ${key.reason}`,
-          });
+          return failed(idempotencyKeyError(key.reason));
         }
         // A space is in neither a stream name nor a key: the pair maps to one message id.
         msgID = `${name.data} ${key.key}`;
