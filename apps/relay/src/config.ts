@@ -13,6 +13,7 @@ import {
   streamNameSchema,
   tokenAlgorithmSchema,
 } from '@streamgate/protocol';
+import { jetStreamDemandTargetCheck, jetStreamDemandTargetProblem, resolveJetStreamDemandTarget } from './demand/jetStreamDemandTarget.js';
 
 const int = (fallback: number, min: number, max: number, meaning?: string) => envInt({ fallback, min, max, meaning });
 
@@ -144,6 +145,11 @@ export const relayConfigSchema = z
     RELAY_DEMAND_PREFIXES: envList({ fallback: [] }),
     RELAY_DEMAND_INTERVAL_MS: int(5_000, 100, 600_000),
     RELAY_DEMAND_TTL_MS: int(15_000, 500, 3_600_000),
+    // A JetStream target has no Redis of its own: its streams' demand goes to this one (jetStreamDemandTarget.ts).
+    RELAY_JETSTREAM_DEMAND_TARGET: envText({
+      optional: 'for the RELAY_REDIS_ALLOWLIST target when it lists only one',
+      check: jetStreamDemandTargetCheck,
+    }),
     // Operations snapshots (docs/protocol.md, "Operations stream"), once a second; RELAY_NODE_ID names the pod.
     RELAY_OPS_REDIS_URL: envText({ optional: 'to publish no operations snapshots', check: opsRedisUrlProblem }),
     RELAY_OPS_STREAM: envText({
@@ -218,8 +224,17 @@ export const relayConfigSchema = z
     },
     whenValid('RELAY_DRAIN_DEADLINE_MS', 'RELAY_DRAIN_WINDOW_MS'),
   )
+  .superRefine(
+    (env, ctx) => {
+      const problem = jetStreamDemandTargetProblem(env);
+      if (problem !== null) ctx.addIssue({ code: 'custom', path: ['RELAY_JETSTREAM_DEMAND_TARGET'], message: problem });
+    },
+    whenValid('RELAY_JETSTREAM_DEMAND_TARGET', 'RELAY_REDIS_ALLOWLIST', 'RELAY_JETSTREAM_ALLOWLIST', 'RELAY_DEMAND_PREFIXES'),
+  )
   .transform((env) => ({
     ...env,
+    // Normalized, or the only Redis target; undefined when there is none to default to.
+    RELAY_JETSTREAM_DEMAND_TARGET: resolveJetStreamDemandTarget(env),
     RELAY_DRAIN_DEADLINE_MS: env.RELAY_DRAIN_DEADLINE_MS ?? env.RELAY_DRAIN_WINDOW_MS + DRAIN_DEADLINE_MARGIN_MS,
     RELAY_MAX_ENTRY_BYTES:
       env.RELAY_MAX_ENTRY_BYTES ??

@@ -9,6 +9,7 @@ import type { SessionDeps } from './Session.js';
 import { TokenVerifier } from './auth/TokenVerifier.js';
 import { createKeySource } from './auth/createKeySource.js';
 import type { StreamHub } from './core/StreamHub.js';
+import { DemandMetrics } from './demand/DemandMetrics.js';
 import { startDemandReporter } from './demand/startDemandReporter.js';
 import { watchTargets } from './watchTargets.js';
 import { createUwsApp, startUwsServer } from './edge/startUwsServer.js';
@@ -158,8 +159,10 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   // One target down never takes the pod out of the load balancer: another pod could not read it
   // either. A pod that reaches none of its targets has a fault of its own, and taking it out helps.
   const isReady = (): boolean => !drainer.draining && keys.loaded() && targets.anyHealthy();
-  // Demand keys live in Redis beside the streams ingest writes (issue 25 leaves JetStream's to ingest on it).
-  const demand = startDemandReporter(config, redisHubs, log);
+  // Demand keys live in Redis: a Redis target's in its own, every JetStream target's in
+  // RELAY_JETSTREAM_DEMAND_TARGET (docs/protocol.md §17, "What stays in Redis").
+  const jetStreamHubs = new Map([...hubs].filter(([target]) => !redisHubs.has(target)));
+  const demand = startDemandReporter(config, { redis: redisHubs, jetStream: jetStreamHubs }, new DemandMetrics(metrics.registry), log);
   const server = await startUwsServer({
     app,
     host: config.RELAY_HOST,

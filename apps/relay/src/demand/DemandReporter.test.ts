@@ -34,4 +34,25 @@ describe('DemandReporter', () => {
     expect(beats.some((b) => b.target === 'c')).toBe(false);
     expect(errors).toContain('b');
   });
+
+  it('tells onReport how many streams each heartbeat carried, 0 when it sent none, and nothing for a failed one', async () => {
+    const reports: [string, number][] = [];
+    const reporter = new DemandReporter({
+      prefixes: ['evm:'],
+      intervalMs: 60_000,
+      ttlMs: 15_000,
+      onError: () => undefined,
+      onReport: (target, streams) => reports.push([target, streams]),
+      targets: [
+        { target: 'a', streams: () => ['evm:1', 'evm:2', 'demo:3'], sink: { heartbeat: () => Promise.resolve() } },
+        { target: 'b', streams: () => ['demo:only'], sink: { heartbeat: () => Promise.resolve() } },
+        { target: 'c', streams: () => ['evm:c'], sink: { heartbeat: () => Promise.reject(new Error('down')) } },
+      ],
+    });
+    await reporter.report();
+    reporter.close();
+    // The constructor's own first round ran too: every report is one of these two.
+    expect(new Set(reports.map((r) => r.join(' ')))).toEqual(new Set(['a 2', 'b 0']));
+    expect(reports.some(([target]) => target === 'c')).toBe(false);
+  });
 });

@@ -16,11 +16,14 @@ export interface DemandReporterOptions {
   readonly intervalMs: number;
   readonly ttlMs: number;
   readonly onError: (target: string, error: unknown) => void;
+  /** After a heartbeat was sent to `target` carrying `streams` streams, or with 0 when it had none to carry. */
+  readonly onReport?: (target: string, streams: number) => void;
 }
 
 /**
  * Tells ingest which of its streams have live subscribers on this pod: every interval, one
- * heartbeat per Redis target carrying every such stream, valid for `ttlMs`. A pod that dies
+ * heartbeat per Redis target carrying every such stream (a target's `streams` may include other
+ * targets' streams, see demandFeeds), valid for `ttlMs`. A pod that dies
  * simply stops beating, and demand expires; N subscribers on any number of pods are one member.
  */
 export class DemandReporter {
@@ -38,12 +41,17 @@ export class DemandReporter {
       this.options.targets.map(async (t) => {
         const { target, sink } = t;
         const wanted = t.streams().filter((s) => prefixes.some((p) => s.startsWith(p)));
-        if (wanted.length === 0) return;
+        if (wanted.length === 0) {
+          this.options.onReport?.(target, 0);
+          return;
+        }
         try {
           await sink.heartbeat(wanted, ttlMs);
         } catch (error) {
           this.options.onError(target, error);
+          return;
         }
+        this.options.onReport?.(target, wanted.length);
       }),
     );
   }
