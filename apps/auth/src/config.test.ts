@@ -40,6 +40,7 @@ describe('parseAuthConfig', () => {
         redisTargets: ['redis://streams:6379/0'],
         demandPrefixes: [],
         demandTtlMs: 30_000,
+        jetStreamDemandTarget: null,
         demoRouter: false,
         cors: null,
         exposeStackTraces: false,

@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { envBool, envEnum, envInt, envList, envText, parseEnv, whenValid } from '@streamgate/boot';
 import type { ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT, podNameCheck } from '@streamgate/ops';
-import { normalizeRedisTarget, redisTargetItemProblem, splitRedisUrl, streamNameSchema } from '@streamgate/protocol';
+import { normalizeRedisTarget, normalizeStreamTarget, redisTargetItemProblem, splitRedisUrl, streamNameSchema } from '@streamgate/protocol';
 import { MAX_TOKEN_TTL_SECONDS } from '@streamgate/server';
 import type { CorsOptions } from './CorsPolicy.js';
+import { jetStreamDemandTargetCheck, jetStreamDemandTargetProblem, resolveJetStreamDemandTarget } from './jetStreamDemandTarget.js';
 
 /** A key file is followed while auth runs (watchSigningKeyFile), re-read at least every `pollMs`. */
 export type SigningKeySource = { kind: 'inline'; json: string } | { kind: 'file'; path: string; pollMs: number } | { kind: 'generate' };
@@ -18,14 +19,20 @@ export type AuthConfig = {
   audience: string;
   tokenTtlSeconds: number;
   /**
-   * The Redis targets tokens name, normalized (normalizeRedisTarget): one (AUTH_REDIS_URL, an
-   * instance or a cluster), or the instances streams are spread over (AUTH_REDIS_TARGETS), each
-   * stream on placeStream(stream, redisTargets) (docs/protocol.md §16).
+   * The targets tokens name, normalized (normalizeStreamTarget): one (AUTH_REDIS_URL, a Redis
+   * instance or cluster, or a NATS JetStream target, docs/protocol.md §17), or the Redis instances
+   * streams are spread over (AUTH_REDIS_TARGETS), each stream on placeStream(stream, redisTargets)
+   * (docs/protocol.md §16).
    */
   redisTargets: readonly string[];
   /** Streams under these prefixes are ingest-backed: minting a token for one registers demand. */
   demandPrefixes: readonly string[];
   demandTtlMs: number;
+  /**
+   * The Redis (normalized) where demand for streams on a JetStream target is registered: such a
+   * target has no Redis of its own. Null when unset (then no target is a JetStream one, or demand is off).
+   */
+  jetStreamDemandTarget: string | null;
   /** Serve the demo router (any user but "mallory" gets a token for any demo:* stream). */
   demoRouter: boolean;
   /** Null: no CORS headers, preflights refused. */
@@ -50,9 +57,10 @@ export type AuthOpsConfig = {
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+// The log every token names: a Redis, or a JetStream target (the claim is `redis` for both).
 const redisUrlCheck = (raw: string): string | null =>
-  normalizeRedisTarget(raw) === null
-    ? 'must be a redis:// or rediss:// URL with host, optional port and db, or a redis-cluster:// or rediss-cluster:// URL with host and optional port, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0 or redis-cluster://streams:7000'
+  normalizeStreamTarget(raw.trim()) === null
+    ? 'must be a redis:// or rediss:// URL with host, optional port and db, a redis-cluster:// or rediss-cluster:// URL with host and optional port, or a nats:// or tls:// JetStream URL with comma-separated seeds and an optional /STREAM, and no credentials (relays hold their own); set it to one, e.g. redis://streams:6379/0, redis-cluster://streams:7000 or nats://n1:4222,n2:4222/STREAMGATE'
     : null;
 const redisTargetItemCheck = (item: string): string | null =>
   redisTargetItemProblem(item, "list targets as the relays' allowlist does, e.g. redis://r0:6379/0,redis://r1:6379/0");
@@ -95,6 +103,10 @@ export const authConfigSchema = z
       min: 1_000,
       max: 3_600_000,
       fix: 'set how long a minted token keeps its stream wanted, in ms',
+    }),
+    AUTH_JETSTREAM_DEMAND_TARGET: envText({
+      optional: 'when AUTH_REDIS_URL names no JetStream target or AUTH_DEMAND_PREFIXES is unset',
+      check: jetStreamDemandTargetCheck,
     }),
     AUTH_DEMO_ROUTER: envBool({ fallback: false }),
     AUTH_CORS_ORIGINS: envList({ fallback: [], fallbackText: 'none (no CORS headers)', each: originCheck }),
@@ -214,6 +226,17 @@ export const authConfigSchema = z
   )
   .superRefine(
     (e, ctx) => {
+      const problem = jetStreamDemandTargetProblem({
+        targets: e.AUTH_REDIS_URL === undefined ? [] : [normalizeStreamTarget(e.AUTH_REDIS_URL.trim()) ?? e.AUTH_REDIS_URL],
+        demandPrefixes: e.AUTH_DEMAND_PREFIXES,
+        demandTarget: e.AUTH_JETSTREAM_DEMAND_TARGET,
+      });
+      if (problem !== null) ctx.addIssue({ code: 'custom', path: ['AUTH_JETSTREAM_DEMAND_TARGET'], message: problem });
+    },
+    whenValid('AUTH_REDIS_URL', 'AUTH_DEMAND_PREFIXES', 'AUTH_JETSTREAM_DEMAND_TARGET'),
+  )
+  .superRefine(
+    (e, ctx) => {
       if (e.AUTH_OPERATOR_CREDENTIAL_SHA256 !== undefined && e.AUTH_OPS_REDIS_URL === undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -238,10 +261,11 @@ export const authConfigSchema = z
     audience: e.AUTH_AUDIENCE,
     tokenTtlSeconds: e.AUTH_TOKEN_TTL_SECONDS,
     redisTargets: (e.AUTH_REDIS_URL === undefined ? e.AUTH_REDIS_TARGETS : [e.AUTH_REDIS_URL]).map(
-      (raw) => normalizeRedisTarget(raw) ?? raw,
+      (raw) => normalizeStreamTarget(raw.trim()) ?? raw,
     ),
     demandPrefixes: e.AUTH_DEMAND_PREFIXES,
     demandTtlMs: e.AUTH_DEMAND_TTL_MS,
+    jetStreamDemandTarget: resolveJetStreamDemandTarget(e.AUTH_JETSTREAM_DEMAND_TARGET),
     demoRouter: e.AUTH_DEMO_ROUTER,
     cors:
       e.AUTH_CORS_ORIGINS.length === 0

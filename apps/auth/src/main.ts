@@ -4,6 +4,7 @@ import { Counter } from 'prom-client';
 import { appLogger, bootApp, configError, exitOnConfigError } from '@streamgate/boot';
 import type { FaultPolicy } from '@streamgate/boot';
 import { RedisDemandRegistry } from '@streamgate/demand';
+import { isJetStreamTarget } from '@streamgate/protocol';
 import { openRedis } from '@streamgate/redis';
 import { createTokenIssuer } from '@streamgate/server';
 import { parseAuthConfig } from './config.js';
@@ -62,16 +63,27 @@ async function startAuth(
     config.signingKeys.kind === 'file'
       ? await watchSigningKeyFile({ ...config.signingKeys, keys, logger, onReload: (outcome) => keyReloads.inc({ outcome }) })
       : null;
-  // Demand goes to the Redis the token names: ingest keeps its demand set beside the streams.
+  // Demand goes to the Redis the token names: ingest keeps its demand set beside the streams. A
+  // JetStream target has no Redis of its own: its streams' demand goes to AUTH_JETSTREAM_DEMAND_TARGET.
   const demand =
     config.demandPrefixes.length === 0
       ? null
-      : new DemandTargets(config.redisTargets, (target) => {
-          const client = openRedis(target, { connectionName: 'streamgate-auth-demand', node: { maxRetriesPerRequest: 1 } });
-          client.on('error', (error: Error) => logger.warn({ err: error, target }, 'demand redis error'));
-          const registry = new RedisDemandRegistry(client);
-          return { heartbeat: (streams, ttlMs) => registry.heartbeat(streams, ttlMs), close: () => client.disconnect() };
-        });
+      : new DemandTargets(
+          config.redisTargets,
+          (target) => {
+            const client = openRedis(target, { connectionName: 'streamgate-auth-demand', node: { maxRetriesPerRequest: 1 } });
+            client.on('error', (error: Error) => logger.warn({ err: error, target }, 'demand redis error'));
+            const registry = new RedisDemandRegistry(client);
+            return { heartbeat: (streams, ttlMs) => registry.heartbeat(streams, ttlMs), close: () => client.disconnect() };
+          },
+          config.jetStreamDemandTarget,
+        );
+  if (demand !== null && config.jetStreamDemandTarget !== null && config.redisTargets.some(isJetStreamTarget)) {
+    logger.info(
+      { demandTarget: config.jetStreamDemandTarget },
+      'demand for streams on JetStream targets is registered in AUTH_JETSTREAM_DEMAND_TARGET',
+    );
+  }
   const observer =
     demand === null
       ? metrics.observer
