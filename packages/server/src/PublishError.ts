@@ -44,6 +44,14 @@ export type PublishError =
 
 export type PublishErrorCode = PublishError['code'];
 
+/**
+ * `id` is the position clients resume from: the Redis stream id of the entry, or on a JetStream
+ * target `0-<stream sequence>` (docs/protocol.md §17). `duplicate` is true when the idempotency
+ * key had already written an entry within the window: `id` is that entry's, and nothing new was
+ * written.
+ */
+export type PublishResult = { ok: true; id: string; duplicate: boolean } | { ok: false; error: PublishError };
+
 // Error codes (a RESP error's first word) meaning "the server cannot take writes right now"
 // rather than "this write is wrong"; the server did not apply the command. MOVED and ASK reach
 // here only when a Cluster's slot moved under the publish more often than it follows.

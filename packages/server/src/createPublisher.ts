@@ -4,10 +4,11 @@ import type { RedisClient } from '@streamgate/redis';
 import { idempotencyRecordKey } from './idempotencyRecordKey.js';
 import { parseIdempotencyKey } from './parseIdempotencyKey.js';
 import { classifySentCommandError, errorText, idempotencyKeyError } from './PublishError.js';
-import type { PublishError } from './PublishError.js';
-import { clientKeyPrefix } from './PublisherConnection.js';
-import { normalizeTargetList, PublisherTargets } from './PublisherTargets.js';
-import type { PublisherDestination } from './PublisherTargets.js';
+import type { PublishError, PublishResult } from './PublishError.js';
+import type { PublisherConnection } from './PublisherConnection.js';
+import { PublisherTargets } from './PublisherTargets.js';
+import { publisherDestination } from './publisherDestination.js';
+import type { JetStreamWriterLoad } from './JetStreamTargetWriters.js';
 import { timeoutAfter } from './timeoutAfter.js';
 import { writeEntry } from './writeEntry.js';
 import type { ReplicaWait } from '@streamgate/redis';
@@ -15,14 +16,7 @@ import type { EntryWrite, WriteOutcome } from './writeEntry.js';
 import { encodePayload } from './encodePayload.js';
 import { entrySizeError } from './entrySizeError.js';
 
-export type { PublishError, PublishErrorCode, PublishWritten } from './PublishError.js';
-
-/**
- * `id` is the Redis stream id of the entry, the position clients resume from. `duplicate` is true
- * when the idempotency key had already written an entry within the window: `id` is that entry's,
- * and nothing new was written.
- */
-export type PublishResult = { ok: true; id: string; duplicate: boolean } | { ok: false; error: PublishError };
+export type { PublishError, PublishErrorCode, PublishResult, PublishWritten } from './PublishError.js';
 
 /**
  * Wait, after the write and on the same connection, until `count` replicas of the node that took
@@ -31,13 +25,20 @@ export type PublishResult = { ok: true; id: string; duplicate: boolean } | { ok:
  * entry is written; retry with the same idempotencyKey). This narrows the window in which a
  * primary's failover loses an acknowledged entry; it does not close it: replication stays
  * asynchronous (docs/protocol.md §11). `timeoutMs` must be below the publisher's `timeoutMs`.
+ *
+ * On a JetStream target it is checked the same way and then already met: JetStream acknowledges
+ * a publish only once a quorum of the stream's replicas stored it (R3: two of three), so an
+ * acknowledged entry survives the loss of any one node, which WAIT only makes likelier. `count`
+ * is not compared with the stream's replicas: the stream's config decides them.
  */
 export type WaitForReplicas = { count: number; timeoutMs: number };
 
 export type PublishOptions = {
   /**
-   * At most one entry is written per (stream, key) within the publisher's idempotency window; a
-   * repeat returns the first entry's id. 1–200 printable ASCII characters without space.
+   * At most one entry is written per (stream, key) within the idempotency window (the publisher's
+   * `idempotencyWindowSeconds`; on a JetStream target the JetStream stream's `duplicate_window`);
+   * a repeat returns the first entry's id with `duplicate: true`. 1–200 printable ASCII characters
+   * without space. Sent to JetStream as `Nats-Msg-Id: <stream name> <key>`.
    */
   idempotencyKey?: string;
   /** Overrides the publisher's `waitForReplicas` for this publish; `false`: no wait. */
@@ -45,11 +46,19 @@ export type PublishOptions = {
 };
 
 type CommonPublisherOptions = {
-  /** Approximate cap on retained entries per stream (`XADD MAXLEN ~`); older entries are trimmed. */
+  /**
+   * Approximate cap on retained entries per stream (`XADD MAXLEN ~`); older entries are trimmed.
+   * Redis targets only: a JetStream stream's retention is its own config (`max_msgs_per_subject`,
+   * ensureJetStream's `maxMsgsPerSubject`), so given with JetStream targets alone it is a TypeError.
+   */
   maxLen?: number;
   /** How long one publish may take, waiting for a connection (and for replicas) included. Default 5 000 ms. */
   timeoutMs?: number;
-  /** How long an idempotency key is remembered after its entry was written. Default 3 600 s. */
+  /**
+   * How long an idempotency key is remembered after its entry was written. Default 3 600 s. Redis
+   * targets only: on a JetStream target the window is the stream's `duplicate_window` (ensureJetStream's
+   * `duplicateWindowMs`, default 2 minutes), so given with JetStream targets alone it is a TypeError.
+   */
   idempotencyWindowSeconds?: number;
   /** Wait for replicas after every publish (see WaitForReplicas); default: no wait. */
   waitForReplicas?: WaitForReplicas;
@@ -66,28 +75,39 @@ export type PublisherOptions = CommonPublisherOptions &
          */
         redis: RedisClient;
         targets?: never;
+        natsUsername?: never;
+        natsPassword?: never;
       }
     | {
         /**
-         * Where to publish, as target URLs (`redis://host:port/db`, `redis-cluster://seed:port`;
-         * no credentials): one target, or the list of instances streams are spread over, each
-         * stream written to `placeStream(stream, targets)` (docs/protocol.md §16). Give the same
-         * list as the token issuer. The publisher opens one connection per target, on the first
-         * publish there, and closes them on close().
+         * Where to publish, as target URLs without credentials: Redis (`redis://host:port/db`,
+         * `redis-cluster://seed:port`) or NATS JetStream (`nats://seed:port,seed:port/STREAM`,
+         * `tls://…`; docs/protocol.md §17). One target, or the list streams are spread over, each
+         * stream written to `placeStream(stream, targets)` (docs/protocol.md §16), the list mixing
+         * both kinds if need be. Give the same list as the token issuer. The publisher opens one
+         * connection per target, on the first publish there (the NATS client is loaded then, so a
+         * publisher that never writes to JetStream never loads it), and closes them on close().
          */
         targets: string | readonly string[];
         redis?: never;
-        /** Credentials for every target (the URLs carry none). */
+        /** Credentials for every Redis target (the URLs carry none). */
         username?: string;
         password?: string;
-        /** CLIENT SETNAME of the publisher's connections; default `streamgate-publisher`. */
+        /** Credentials for every JetStream target, both or neither (the URLs carry none). */
+        natsUsername?: string;
+        natsPassword?: string;
+        /** CLIENT SETNAME of the publisher's Redis connections, and its NATS connections' name; default `streamgate-publisher`. */
         connectionName?: string;
       }
   );
 
 export interface Publisher {
   publish<T>(stream: StreamRef<T>, payload: T, options?: PublishOptions): Promise<PublishResult>;
-  /** Later publishes answer `closed`; the last publisher of a client waits for publishes already sent, then closes the connection. */
+  /**
+   * Later publishes answer `closed`; the last publisher of a client waits for publishes already
+   * sent, then closes the connection. NATS connections are drained (acks already due still
+   * arrive), then closed.
+   */
   close(): Promise<void>;
 }
 
@@ -110,9 +130,10 @@ function waitProblem(wait: WaitForReplicas, deadlineMs: number): string | null {
 }
 
 /**
- * Writes payloads to streams in the entry format every relay reads. Never throws on a publish:
- * failures are typed results that say whether the entry may have been written (`written`). Retry
- * with the same idempotency key to be sure of exactly one entry.
+ * Writes payloads to streams in the entry format every relay reads, to Redis or to NATS JetStream
+ * (docs/protocol.md §17) as the stream's target says. Never throws on a publish: failures are
+ * typed results that say whether the entry may have been written (`written`). Retry with the same
+ * idempotency key to be sure of exactly one entry.
  */
 export function createPublisher(options: PublisherOptions): Publisher {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('createPublisher needs an options object');
@@ -123,12 +144,10 @@ export function createPublisher(options: PublisherOptions): Publisher {
   const defaultWait = options.waitForReplicas;
   const defaultWaitProblem = defaultWait === undefined ? null : waitProblem(defaultWait, deadlineMs);
   if (defaultWaitProblem !== null) throw new RangeError(defaultWaitProblem);
-  const targets = new PublisherTargets(destinationOf(options));
+  const targets = new PublisherTargets(publisherDestination(options, deadlineMs));
   let closed = false;
 
-  async function send(stream: string, write: EntryWrite, wait: ReplicaWait | undefined): Promise<PublishResult> {
-    const connection = closed ? null : targets.connectionFor(stream);
-    if (connection === null) return failed({ code: 'closed', retryable: false, written: 'no', message: 'publisher.close() was called' });
+  async function send(connection: PublisherConnection, write: EntryWrite, wait: ReplicaWait | undefined): Promise<PublishResult> {
     const startedAt = Date.now();
     const ready = await connection.ready(deadlineMs);
     if (!ready.ok) {
@@ -166,6 +185,20 @@ export function createPublisher(options: PublisherOptions): Publisher {
     }
   }
 
+  /** The JetStream target's writer stores it (jetstream/openJetStreamTargetWriter.ts); waitForReplicas is met by its ack. */
+  async function sendToJetStream(
+    writer: Promise<JetStreamWriterLoad>,
+    stream: string,
+    data: string,
+    key: string | undefined,
+  ): Promise<PublishResult> {
+    const startedAt = Date.now();
+    // The first publish to the target waits here for the NATS client's import too: part of its deadline.
+    const loaded = await writer;
+    if (!loaded.ok) return failed(loaded.error);
+    return loaded.writer.write(stream, data, key, Math.max(1, deadlineMs - (Date.now() - startedAt)));
+  }
+
   return {
     async publish<T>(stream: StreamRef<T>, payload: T, publishOptions: PublishOptions = {}): Promise<PublishResult> {
       // From plain JavaScript `stream` may be anything: `publish` never throws, so it is read here.
@@ -182,54 +215,36 @@ export function createPublisher(options: PublisherOptions): Publisher {
       if (tooLarge !== null) return failed(tooLarge);
       const asked = publishOptions.waitForReplicas;
       const wait = asked === false ? undefined : (asked ?? defaultWait);
+      // Checked on every target alike: whether a publish's options are valid must not depend on
+      // where placement put its stream.
       const problem = wait === undefined ? null : waitProblem(wait, deadlineMs);
       if (problem !== null) return failed({ code: 'options_invalid', retryable: false, field: 'waitForReplicas', message: problem });
+      let key: string | undefined;
+      if (publishOptions.idempotencyKey !== undefined) {
+        const parsed = parseIdempotencyKey(publishOptions.idempotencyKey);
+        if (!parsed.ok) return failed(idempotencyKeyError(parsed.reason));
+        key = parsed.key;
+      }
 
-      if (publishOptions.idempotencyKey === undefined) {
-        return send(name.data, { kind: 'xadd', stream: name.data, maxLen: cap, data: data.text }, wait);
+      const route = closed ? null : targets.routeFor(name.data);
+      if (route === null) return failed({ code: 'closed', retryable: false, written: 'no', message: 'publisher.close() was called' });
+      // waitForReplicas is met by JetStream's ack (see WaitForReplicas), not refused: placement
+      // picks a stream's log, so a caller asking for it on every publish over a list mixing Redis
+      // and JetStream would otherwise see a hash-chosen share of them fail, for asking what the
+      // ack already gives.
+      if (route.kind === 'jetstream') return sendToJetStream(route.writer, name.data, data.text, key);
+      if (key === undefined) {
+        return send(route.connection, { kind: 'xadd', stream: name.data, maxLen: cap, data: data.text }, wait);
       }
-      const key = parseIdempotencyKey(publishOptions.idempotencyKey);
-      if (!key.ok) {
-        return failed(idempotencyKeyError(key.reason));
-      }
-      const record = idempotencyRecordKey(name.data, key.key);
+      const record = idempotencyRecordKey(name.data, key);
       if (!record.ok) return failed({ code: 'stream_invalid', retryable: false, field: 'stream', message: `stream ${record.reason}` });
       const request = { stream: name.data, record: record.key, maxLen: cap, windowMs, data: data.text };
-      return send(name.data, { kind: 'idempotent', request }, wait);
+      return send(route.connection, { kind: 'idempotent', request }, wait);
     },
     async close() {
       if (closed) return;
       closed = true;
       await targets.close();
-    },
-  };
-}
-
-function destinationOf(options: PublisherOptions): PublisherDestination {
-  // From plain JavaScript: name what is wrong rather than fail reading a property of undefined.
-  const given = options as { redis?: unknown; targets?: unknown };
-  if ((given.redis === undefined) === (given.targets === undefined)) {
-    throw new TypeError(
-      `createPublisher needs exactly one of redis (an ioredis client) and targets (Redis URLs); got ${given.redis === undefined ? 'neither' : 'both'}`,
-    );
-  }
-  if (options.targets === undefined) {
-    const prefix = clientKeyPrefix(options.redis);
-    if (prefix !== undefined) {
-      // ioredis would prefix every key: entries would land where no relay reads (a stream's name
-      // is its key, verbatim) and the record key could leave the stream's hash slot.
-      throw new TypeError(`the publisher's Redis client must have no keyPrefix (got "${prefix}")`);
-    }
-    return { kind: 'client', client: options.redis };
-  }
-  const { username, password, connectionName } = options;
-  return {
-    kind: 'targets',
-    targets: normalizeTargetList(options.targets),
-    connection: {
-      ...(username === undefined ? {} : { username }),
-      ...(password === undefined ? {} : { password }),
-      ...(connectionName === undefined ? {} : { connectionName }),
     },
   };
 }
