@@ -2,9 +2,9 @@ import type { DemandSource } from './DemandSource.js';
 
 /**
  * Demand read from several sources at once (one registry per Redis target) and united. Relays
- * and auth record a stream's demand on the stream's own target, so a target that cannot be read
- * hides only the demand of streams that could not be written there anyway: the others keep being
- * served. Each failed source is reported to `onError`, except when every source fails: then
+ * and auth record a stream's demand on the stream's own target (a JetStream target's streams: on
+ * the one Redis named for them), so a target that cannot be read hides only the demand of streams
+ * that could not be written there anyway: the others keep being served. Each failed source is reported to `onError`, except when every source fails: then
  * `demanded()` rejects with the first error (demand unknown) and reports nothing itself.
  */
 export class UnitedDemandSource implements DemandSource {
