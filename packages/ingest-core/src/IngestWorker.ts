@@ -122,9 +122,10 @@ export class IngestWorker {
     const { workerId, leaseTtlMs, writer } = this.options;
     const lease = await this.options.leases.acquire(key, workerId, leaseTtlMs);
     if (lease === null) return;
+    const fence = { key, token: lease.token };
     let state: Map<string, string>;
     try {
-      state = await writer.loadState(key);
+      state = await writer.loadState(fence);
     } catch (error) {
       await this.options.leases.release(lease, workerId);
       throw error;
@@ -132,7 +133,6 @@ export class IngestWorker {
     this.options.events?.leaseChanged?.(key, 'acquired');
     this.options.log.info({ key, token: lease.token, worker: workerId }, 'lease acquired');
     const abort = new AbortController();
-    const fence = { key, token: lease.token };
     const write = async (batch: WriteBatch): Promise<WriteOutcome> => {
       if (abort.signal.aborted) {
         return { ok: false, error: { code: 'stopped', retryable: false, message: 'the run was stopped' } };

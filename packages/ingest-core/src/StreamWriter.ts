@@ -35,6 +35,11 @@ export interface Fence {
 /** The atomic write step (fencing check, dedupe, XADD, state update) and its state read. */
 export interface StreamWriter {
   write(fence: Fence, batch: WriteBatch): Promise<WriteOutcome>;
-  /** The adapter state last written for `key` (empty for a new stream). */
-  loadState(key: string): Promise<Map<string, string>>;
+  /**
+   * The adapter state last written for `fence.key` (empty for a new stream), read by the owner
+   * `fence` names right after its lease was granted. A log that cannot see lease grants (JetStream:
+   * leases stay in Redis) claims the key for `fence.token` here, so that no older owner's step
+   * lands after the state was read. Throws an IngestFailure (`fenced`: a newer owner wrote).
+   */
+  loadState(fence: Fence): Promise<Map<string, string>>;
 }

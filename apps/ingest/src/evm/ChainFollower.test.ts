@@ -50,7 +50,12 @@ function setup(kind: 'newHeads' | 'logs', chainOptions: Record<string, unknown> 
       if (lose-- > 0) return { ok: false, error: { code: 'redis_unavailable', retryable: true, message: 'answer lost' } };
       return outcome;
     };
-    const ctx: RunContext = { key: 's', state: await writer.loadState('s'), write, signal: new AbortController().signal };
+    const ctx: RunContext = {
+      key: 's',
+      state: await writer.loadState({ key: 's', token: 1 }),
+      write,
+      signal: new AbortController().signal,
+    };
     return new ChainFollower(ctx, spec, config, chain, noEvents);
   };
   const events = (): IngestEvent[] => (writer.streams.get('s') ?? []).map((e) => ingestEventSchema.parse(JSON.parse(e.data)));

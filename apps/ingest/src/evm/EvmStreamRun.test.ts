@@ -57,7 +57,7 @@ async function setup(chainOptions: Record<string, unknown> = {}, refused: readon
   const spec = streamSpecSchema.parse({ stream: 's', chain: 'fake', kind: 'newHeads', continuity });
   const ctx: RunContext = {
     key: 's',
-    state: await writer.loadState('s'),
+    state: await writer.loadState({ key: 's', token: 1 }),
     write: (b) => writer.write({ key: 's', token: 1 }, b),
     signal: new AbortController().signal,
   };

@@ -27,7 +27,7 @@ export class SequencedWriter {
   }
 
   /**
-   * The atomic write, retried with backoff while Redis is unreachable. Each entry's dedupe id is
+   * The atomic write, retried with backoff while the log (Redis or JetStream) is unreachable. Each entry's dedupe id is
    * its position in the stream's sequence of entries followed by what it is: a chain that flips
    * back to a branch written earlier must write the same log again after its retraction, so the
    * content alone cannot identify a write. The position moves on in the same script as the
@@ -57,13 +57,22 @@ export class SequencedWriter {
           throw new RunStop({ reason: 'stopped' });
         case 'wrong_type':
         case 'stream_untaggable':
+        case 'stream_invalid':
+        case 'jetstream_rejected':
         case 'upstream_garbage':
         case 'upstream_unavailable':
         case 'upstream_refused':
           throw new RunStop({ reason: 'failed', error });
         case 'redis_unavailable':
+        case 'jetstream_unavailable':
           if (this.ctx.signal.aborted) throw new RunStop({ reason: 'stopped' });
           await sleepOn(this.clock, backoffDelay(attempt, 100, 5_000), this.ctx.signal);
+          break;
+        default: {
+          // A code added to IngestError must be placed above: otherwise this loop would spin on it.
+          const unhandled: never = error;
+          throw new RunStop({ reason: 'failed', error: unhandled });
+        }
       }
     }
   }

@@ -30,7 +30,7 @@ describe('IngestRedisTargets', () => {
           { entries: [{ dedupeId: 'a', data: '1' }], stateSet: { cp: stream } },
         ),
       ).toMatchObject({ ok: true, written: 1 });
-      expect((await targets.writer.loadState(stream)).get('cp')).toBe(stream);
+      expect((await targets.writer.loadState({ key: stream, token: lease.token })).get('cp')).toBe(stream);
     }
     const used = new Set<string>();
     for (const stream of streams) {

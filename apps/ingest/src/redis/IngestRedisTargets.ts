@@ -28,7 +28,7 @@ export class IngestRedisTargets {
     const of = (stream: string): TargetStores => this.storesOf(stream);
     this.writer = {
       write: (fence: Fence, batch: WriteBatch): Promise<WriteOutcome> => of(fence.key).writer.write(fence, batch),
-      loadState: (key: string) => of(key).writer.loadState(key),
+      loadState: (fence: Fence) => of(fence.key).writer.loadState(fence),
     };
     this.leases = {
       acquire: (key: string, owner: string, ttlMs: number) => of(key).leases.acquire(key, owner, ttlMs),

@@ -79,7 +79,7 @@ describe.each([
     expect(again.ids[0]).toBeNull();
     expect(typeof again.ids[1]).toBe('string');
     expect((await redis.xrange(n('s2'), '-', '+')).map(([, f]) => f[1])).toEqual(['1', '2']);
-    expect(await writer.loadState(n('s2'))).toEqual(new Map([['cp', '2']]));
+    expect(await writer.loadState({ key: n('s2'), token: lease.token })).toEqual(new Map([['cp', '2']]));
   });
 
   it('refuses a key that is not a stream without writing anything', async () => {
@@ -104,7 +104,7 @@ describe.each([
 
   it('carries a checkpoint over from the layout before slot tags, once', async () => {
     await redis.hset(`t:{${n('s4')}}:state`, { cp: 'old', 'b:9': 'h' });
-    expect(await writer.loadState(n('s4'))).toEqual(
+    expect(await writer.loadState({ key: n('s4'), token: 0 })).toEqual(
       new Map([
         ['cp', 'old'],
         ['b:9', 'h'],
@@ -112,7 +112,7 @@ describe.each([
     );
     expect(await redis.hgetall(keys(n('s4')).state)).toEqual({ cp: 'old', 'b:9': 'h' });
     await redis.hset(keys(n('s4')).state, 'cp', 'new');
-    expect((await writer.loadState(n('s4'))).get('cp')).toBe('new');
+    expect((await writer.loadState({ key: n('s4'), token: 0 })).get('cp')).toBe('new');
   });
 
   it('reports demand until its heartbeat TTL passes', async () => {

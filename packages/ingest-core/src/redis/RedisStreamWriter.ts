@@ -116,7 +116,8 @@ export class RedisStreamWriter implements StreamWriter {
     return parseWriteReply(reply, fence);
   }
 
-  async loadState(key: string): Promise<Map<string, string>> {
+  /** The lease grant bumped the fence in the same script: nothing to claim, only the state to read. */
+  async loadState({ key }: Fence): Promise<Map<string, string>> {
     const { redis, keyPrefix } = this.options;
     const state = ingestKeys(keyPrefix, key).state;
     const fields = await redis.hgetall(state);

@@ -37,7 +37,7 @@ export class MemoryStreamWriter implements StreamWriter {
     return { ok: true, written: batch.entries.length - duplicates, duplicates, ids };
   }
 
-  async loadState(key: string): Promise<Map<string, string>> {
+  async loadState({ key }: Fence): Promise<Map<string, string>> {
     await Promise.resolve();
     return new Map(this.states.get(key));
   }
