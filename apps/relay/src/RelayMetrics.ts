@@ -1,6 +1,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CloseCodeName, ErrorCode } from '@streamgate/protocol';
 import type { HubMetrics } from './core/HubMetrics.js';
+import { DemandMetrics } from './demand/DemandMetrics.js';
 import { RefusalTally } from './ops/RefusalTally.js';
 import { STREAM_RESET_CAUSES } from './redis/StreamResetCause.js';
 
@@ -207,6 +208,8 @@ export class RelayMetrics {
     labelNames: ['code'] as const,
     registers: [this.registry],
   });
+  /** Demand heartbeats, per Redis target they go to. */
+  readonly demand = new DemandMetrics(this.registry);
   /**
    * The refusal counts of the operations snapshot, from the same increments as the metrics:
    * error frame codes as sent, and `close:<CloseCode name>` for connections the relay closed.

@@ -9,7 +9,6 @@ import type { SessionDeps } from './Session.js';
 import { TokenVerifier } from './auth/TokenVerifier.js';
 import { createKeySource } from './auth/createKeySource.js';
 import type { StreamHub } from './core/StreamHub.js';
-import { DemandMetrics } from './demand/DemandMetrics.js';
 import { startDemandReporter } from './demand/startDemandReporter.js';
 import { watchTargets } from './watchTargets.js';
 import { createUwsApp, startUwsServer } from './edge/startUwsServer.js';
@@ -162,7 +161,7 @@ export async function createRelay(config: RelayConfig, log: Logger): Promise<Rel
   // Demand keys live in Redis: a Redis target's in its own, every JetStream target's in
   // RELAY_JETSTREAM_DEMAND_TARGET (docs/protocol.md §17, "What stays in Redis").
   const jetStreamHubs = new Map([...hubs].filter(([target]) => !redisHubs.has(target)));
-  const demand = startDemandReporter(config, { redis: redisHubs, jetStream: jetStreamHubs }, new DemandMetrics(metrics.registry), log);
+  const demand = startDemandReporter(config, { redis: redisHubs, jetStream: jetStreamHubs }, metrics.demand, log);
   const server = await startUwsServer({
     app,
     host: config.RELAY_HOST,
