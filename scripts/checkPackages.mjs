@@ -12,10 +12,11 @@
 // scripts/consumer/_backend/src) a run of its dist/main.js, which calls the router through
 // createCallerFactory and checks the token's claims → browser-only typecheck and bundle size of
 // client+react (React external, at most 20 kB gzip, no ingest schema).
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import process from 'node:process';
 import { gzipSync } from 'node:zlib';
 
@@ -89,6 +90,8 @@ function quiet(cmd, args, cwd) {
 function capture(cmd, args, cwd) {
   return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 }
+
+const execFileAsync = promisify(execFile);
 
 const scratch = mkdtempSync(join(tmpdir(), 'streamgate-packages-'));
 // npm must not see the workspace: no parent package.json, no .npmrc of ours, a cache of its own
@@ -180,11 +183,31 @@ const fixtures = readdirSync(consumers, { withFileTypes: true })
   .sort();
 if (fixtures.length === 0) fail(`no fixture in ${consumers}`);
 
-let vanillaDir;
-for (const fixture of fixtures) {
+/**
+ * One fixture's checks. Its commands' output is collected and printed as one block when the
+ * fixture is done, so two fixtures checked at once never interleave their lines.
+ * @param {string} fixture @returns {Promise<string>} the fixture's scratch directory
+ */
+async function checkFixture(fixture) {
   const source = join(consumers, fixture);
   const dir = join(scratch, fixture);
   const backend = fixture.startsWith('backend-');
+  /** @type {string[]} */
+  const out = [];
+  const note = (/** @type {string} */ title) => out.push(`== packages: ${title} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+  /** @param {string} cmd @param {string[]} args @param {{ show?: boolean }} [options] show: keep stdout in the output (default) */
+  const exec = async (cmd, args, { show = true } = {}) => {
+    try {
+      const { stdout, stderr } = await execFileAsync(cmd, args, { cwd: dir, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      out.push(show ? stdout : '', stderr);
+      return stdout;
+    } catch (error) {
+      const output = /** @type {{ stdout?: string; stderr?: string }} */ (error);
+      out.push(output.stdout ?? '', output.stderr ?? '');
+      process.stdout.write(out.join(''));
+      return fail(`\`${cmd} ${args.join(' ')}\` failed in ${dir}`);
+    }
+  };
   cpSync(source, dir, { recursive: true, filter: (f) => !/[/\\](node_modules|dist)$/.test(f) });
   if (backend) {
     for (const file of readdirSync(sharedBackend)) {
@@ -198,36 +221,51 @@ for (const fixture of fixtures) {
     .reduce((n, line) => n + Number(line.split(':').pop() || 0), 0);
   if (expectErrors === 0) fail(`scripts/consumer/${fixture}/src has no @ts-expect-error line: inference is not checked`);
 
-  step(`${fixture}: npm install`);
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+  note(`${fixture}: npm install`);
+  await exec('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
 
-  step(`${fixture}: tsc --strict --skipLibCheck false (${expectErrors} @ts-expect-error line(s) must be errors)`);
+  note(`${fixture}: tsc --strict --skipLibCheck false (${expectErrors} @ts-expect-error line(s) must be errors)`);
   // The flags override the fixture's tsconfig, so no fixture can relax them. An @ts-expect-error
   // line that is no longer an error is itself an error (TS2578), so broken inference fails here.
   // A backend is compiled to dist/ and run; a browser app only typechecks here (vite builds it).
   const emit = backend ? [] : ['--noEmit'];
-  run(join(dir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', ...emit, '--strict', '--skipLibCheck', 'false'], dir);
+  await exec(join(dir, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', ...emit, '--strict', '--skipLibCheck', 'false']);
 
   if (backend) {
     const trpc = readManifest(join(dir, 'node_modules', '@trpc', 'server', 'package.json')).version;
-    const copies = capture('npm', ['ls', '@trpc/server', '--all', '--parseable'], dir).split('\n').filter(Boolean);
+    const copies = (await exec('npm', ['ls', '@trpc/server', '--all', '--parseable'], { show: false })).split('\n').filter(Boolean);
     // One copy: @streamgate/server takes the product's @trpc/server as a peer, never its own.
     if (copies.length !== 1) fail(`${fixture} has ${copies.length} copies of @trpc/server:\n${copies.join('\n')}`);
-    step(`${fixture}: node dist/main.js (@trpc/server ${trpc}: createCallerFactory call, token claims per docs/protocol.md §10)`);
-    run('node', [join('dist', 'main.js')], dir);
-    continue;
+    note(`${fixture}: node dist/main.js (@trpc/server ${trpc}: createCallerFactory call, token claims per docs/protocol.md §10)`);
+    await exec('node', [join('dist', 'main.js')]);
+  } else {
+    note(`${fixture}: vite build`);
+    await exec(join(dir, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn']);
+    const assets = join(dir, 'dist', 'assets');
+    for (const file of readdirSync(assets).filter((f) => f.endsWith('.js'))) {
+      const code = readFileSync(join(assets, file), 'utf8');
+      const found = INGEST_MARKERS.filter((m) => code.includes(m));
+      if (found.length > 0) fail(`${fixture}'s app bundle ${file} contains ingest schema code: ${found.join(', ')}`);
+    }
   }
-
-  step(`${fixture}: vite build`);
-  run(join(dir, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn'], dir);
-  const assets = join(dir, 'dist', 'assets');
-  for (const file of readdirSync(assets).filter((f) => f.endsWith('.js'))) {
-    const code = readFileSync(join(assets, file), 'utf8');
-    const found = INGEST_MARKERS.filter((m) => code.includes(m));
-    if (found.length > 0) fail(`${fixture}'s app bundle ${file} contains ingest schema code: ${found.join(', ')}`);
-  }
-  if (fixture === 'vanilla') vanillaDir = dir;
+  process.stdout.write(out.join(''));
+  return dir;
 }
+
+// Two fixtures at a time: each is an npm install (mostly waiting on the registry and the disk)
+// then a single-threaded tsc and a build, so two overlap well on a 2-core CI host; more only
+// queue for the same cores.
+const FIXTURES_AT_ONCE = 2;
+/** @type {Map<string, string>} */
+const checked = new Map();
+{
+  const queue = [...fixtures];
+  const worker = async () => {
+    for (let fixture = queue.shift(); fixture !== undefined; fixture = queue.shift()) checked.set(fixture, await checkFixture(fixture));
+  };
+  await Promise.all(Array.from({ length: FIXTURES_AT_ONCE }, worker));
+}
+const vanillaDir = checked.get('vanilla');
 if (vanillaDir === undefined) fail('the vanilla fixture is missing: it carries the browser-only checks');
 
 step('browser-only typecheck of client, react and protocol (no Node types)');
