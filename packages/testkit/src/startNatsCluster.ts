@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { ConnectionOptions, NatsConnection } from '@nats-io/transport-node';
 import { freePort } from './freePort.js';
@@ -148,6 +148,18 @@ class RunningNatsCluster implements NatsCluster {
         timeoutMs,
         message: `the ${this.ports.length}-node NATS cluster elects a JetStream meta leader`,
       });
+      // A meta leader can answer before every peer has reported to it: a replicated stream created
+      // then fails with "no suitable peers for placement". A probe stream with a replica on every
+      // node is placed only once all of them have.
+      const probe = `TESTKIT_PROBE_${process.pid}`;
+      await waitFor(
+        () =>
+          jsm.streams
+            .add({ name: probe, subjects: [`$testkit.probe.${process.pid}`], num_replicas: this.ports.length, storage: StorageType.Memory })
+            .then(() => true),
+        { timeoutMs, message: `every node of the ${this.ports.length}-node NATS cluster can hold a replica` },
+      );
+      await jsm.streams.delete(probe);
     } finally {
       await this.closeConnection(nc);
     }
