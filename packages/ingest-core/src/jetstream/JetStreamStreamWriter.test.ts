@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager, PubHeaders, StorageType } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetStreamSubject } from '@streamgate/protocol';
-import { startNatsCluster } from '@streamgate/testkit';
+import { startNatsCluster, waitFor } from '@streamgate/testkit';
 import type { NatsCluster } from '@streamgate/testkit';
 import { DataSubject } from './DataSubject.js';
 import { ingestMsgId } from './ingestMsgId.js';
@@ -13,6 +14,8 @@ import { storedMessage } from './storedMessage.js';
 
 const J = 'INGESTJS';
 const STATE = `${J}_INGEST`;
+/** A stream whose own duplicate window (JetStream's least, 100 ms) is over before a successor comes. */
+const SHORT = 'SHORTWINDOW';
 
 let cluster: NatsCluster;
 let nc: NatsConnection;
@@ -25,6 +28,13 @@ beforeAll(async () => {
   jsm = await jetstreamManager(nc);
   js = jetstream(nc);
   await jsm.streams.add({ name: J, subjects: [`${J}.*`], num_replicas: 3, storage: StorageType.File });
+  await jsm.streams.add({
+    name: SHORT,
+    subjects: [`${SHORT}.*`],
+    num_replicas: 3,
+    storage: StorageType.File,
+    duplicate_window: nanos(100),
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -107,12 +117,13 @@ describe('JetStreamStreamWriter (real 3-node JetStream cluster, R3)', () => {
     expect(await writerOn().loadState({ key, token: 3 })).toEqual(new Map([['cp', '2']]));
   });
 
-  it('on take-over publishes the rest of a step its owner left half-done, skipping ids already stored after it began', async () => {
+  it('on take-over publishes the rest of a step its owner left half-done, skipping ids stored after it began', async () => {
+    // On a stream whose duplicate window is over by then: the state log alone must tell what is stored.
     const key = 'takeover';
-    const subject = jetStreamSubject(J, key);
-    const log = new IngestStateLog(js, jsm, STATE, 3_000, 100_000);
-    const data = new DataSubject(js, jsm, J, 3_000);
-    const dead = writerOn();
+    const subject = jetStreamSubject(SHORT, key);
+    const log = new IngestStateLog(js, jsm, `${SHORT}_INGEST`, 3_000, 100_000);
+    const data = new DataSubject(js, jsm, SHORT, 3_000);
+    const dead = writerOn({ jetStream: SHORT });
     await dead.loadState({ key, token: 1 });
     await dead.write({ key, token: 1 }, { entries: [{ dedupeId: 'e0', data: '0' }], stateSet: { cp: '0' } });
     // Owner 1's next step as it would leave it when killed after publishing its first entry.
@@ -122,23 +133,19 @@ describe('JetStreamStreamWriter (real 3-node JetStream cluster, R3)', () => {
     const committed = await log.append(key, { token: 1, kind: 'step', base: 0 }, { seq: last, set: { cp: '3' }, entries }, folded.lastSeq);
     expect(committed.ok).toBe(true);
     expect(await data.publish(subject, '1', ingestMsgId(key, 'e1'), last)).toMatchObject({ kind: 'stored' });
+    const publishedAt = Date.now();
+    // The condition is the window's end (100 ms; the server forgets ids on a timer of that period).
+    await waitFor(() => Date.now() - publishedAt > 400, { timeoutMs: 2_000, message: 'the duplicate window passes' });
 
-    const next = writerOn();
+    const next = writerOn({ jetStream: SHORT });
     expect(await next.loadState({ key, token: 2 })).toEqual(new Map([['cp', '3']]));
-    expect((await subjectMessages(key)).map((m) => m.data)).toEqual(['0', '1', '2', '3']);
-    // The successor resumes from cp 3, but a replay of what it wrote is skipped all the same.
-    const replay = await next.write(
-      { key, token: 2 },
-      {
-        entries: [
-          { dedupeId: 'e2', data: '2' },
-          { dedupeId: 'e4', data: '4' },
-        ],
-        stateSet: { cp: '4' },
-      },
-    );
-    expect(replay).toMatchObject({ ok: true, written: 1, duplicates: 1 });
-    expect((await subjectMessages(key)).map((m) => m.data)).toEqual(['0', '1', '2', '3', '4']);
+    const messages = async () => (await subjectMessages(key, SHORT)).map((m) => m.data);
+    expect(await messages()).toEqual(['0', '1', '2', '3']);
+    expect(await next.write({ key, token: 2 }, { entries: [{ dedupeId: 'e4', data: '4' }], stateSet: { cp: '4' } })).toMatchObject({
+      ok: true,
+      written: 1,
+    });
+    expect(await messages()).toEqual(['0', '1', '2', '3', '4']);
   });
 
   it('refuses a stale owner’s late publish by the subject’s last sequence once the new owner has published', async () => {
@@ -151,7 +158,8 @@ describe('JetStreamStreamWriter (real 3-node JetStream cluster, R3)', () => {
       [ingestMsgId(key, 'p'), 'p'],
       [ingestMsgId(key, 'q'), 'q'],
     ];
-    expect(await log.append(key, { token: 1, kind: 'step', base: 0 }, { seq: 0, entries }, 0)).toMatchObject({ ok: true });
+    const mine = await log.append(key, { token: 1, kind: 'step', base: 0 }, { seq: 0, entries }, 0);
+    if (!mine.ok) throw new Error('owner 1 could not commit its step');
     const p = await data.publish(subject, 'p', ingestMsgId(key, 'p'), 0);
     expect(p).toMatchObject({ kind: 'stored' });
     if (p.kind !== 'stored') return;
@@ -164,9 +172,7 @@ describe('JetStreamStreamWriter (real 3-node JetStream cluster, R3)', () => {
     expect(await data.publish(subject, 'x', ingestMsgId(key, 'x'), p.seq)).toEqual({ kind: 'conflict' });
     expect((await subjectMessages(key)).map((m) => m.data)).toEqual(['p', 'q', 'r']);
     // And its next append to the log fails; the log's last token says it was fenced.
-    expect(await log.append(key, { token: 1, kind: 'step', base: 0 }, { seq: p.seq }, (await log.read(key)).lastSeq - 1)).toEqual({
-      ok: false,
-    });
+    expect(await log.append(key, { token: 1, kind: 'step', base: 0 }, { seq: p.seq }, mine.last)).toEqual({ ok: false });
     expect(await log.lastToken(key)).toBe(2);
   });
 
