@@ -6,6 +6,8 @@ import type { ConfigProblem, ConfigResult, Env } from '@streamgate/boot';
 import { OPS_STREAM_DEFAULT, podNameCheck } from '@streamgate/ops';
 import { streamSlotTag } from '@streamgate/redis';
 import { normalizeRedisTarget, streamNameSchema } from '@streamgate/protocol';
+import { ingestJetStreamConfig, ingestJetStreamEnv, ingestJetStreamProblems } from './jetstream/ingestJetStreamConfig.js';
+import type { IngestJetStreamConfig } from './jetstream/ingestJetStreamConfig.js';
 import { ingestRedisConfig, ingestRedisUrlCheck, redisTargetItemCheck } from './redis/ingestRedisConfig.js';
 import type { IngestRedisConfig } from './redis/ingestRedisConfig.js';
 import { venueSchema, venueStreams } from './venue/venueConfig.js';
@@ -163,6 +165,8 @@ export const ingestConfigSchema = z
     }),
     INGEST_REDIS_USERNAME: envText({ optional: 'for no username' }),
     INGEST_REDIS_PASSWORD: envText({ optional: 'for no password' }),
+    // Streams in NATS JetStream instead (docs/protocol.md §17): INGEST_JETSTREAM_TARGET and credentials.
+    ...ingestJetStreamEnv,
     // Lease, fence, state and dedupe keys are `<prefix>{S}<stream>:…`: the first brace must open
     // the stream's slot tag, so the prefix holds none.
     INGEST_KEY_PREFIX: envText({
@@ -257,7 +261,13 @@ export const ingestConfigSchema = z
     whenValid('INGEST_LEASE_WAIT_REPLICAS', 'INGEST_LEASE_WAIT_TIMEOUT_MS', 'INGEST_LEASE_TTL_MS'),
   );
 
-export type IngestConfig = z.output<typeof ingestConfigSchema> & { topology: IngestTopology; redis: IngestRedisConfig };
+export type IngestConfig = z.output<typeof ingestConfigSchema> & {
+  topology: IngestTopology;
+  /** Leases and demand, and the streams unless `jetStream` is set. */
+  redis: IngestRedisConfig;
+  /** Set: every stream is written to this JetStream target. */
+  jetStream: IngestJetStreamConfig | undefined;
+};
 
 const TOPOLOGY_EXAMPLE =
   '{"chains":{"<name>":{"providers":[{"id":"a","wsUrl":"ws://…","httpUrl":"http://…"}]}},"streams":[{"stream":"evm:<name>:heads","chain":"<name>","kind":"newHeads"}]}';
@@ -314,12 +324,23 @@ function parseTopology(inline: string | undefined, file: string | undefined): { 
  */
 export function parseIngestConfig(env: Env): ConfigResult<IngestConfig> {
   const result = ingestConfigSchema.safeParse(env);
-  const problems = result.success ? [] : envProblems(result.error.issues, env, ['INGEST_TOPOLOGY', 'INGEST_REDIS_PASSWORD']);
+  const problems = result.success
+    ? []
+    : envProblems(result.error.issues, env, ['INGEST_TOPOLOGY', 'INGEST_REDIS_PASSWORD', 'INGEST_NATS_PASSWORD']);
+  problems.push(...ingestJetStreamProblems(env));
   // The topology is read whenever exactly one source is set, so its problems come with the rest.
   const inline = presentText(env.INGEST_TOPOLOGY);
   const file = presentText(env.INGEST_TOPOLOGY_FILE);
   const topology = (inline === undefined) === (file === undefined) ? null : parseTopology(inline, file);
   if (topology !== null && 'problems' in topology) problems.push(...topology.problems);
-  if (!result.success || topology === null || 'problems' in topology) return { ok: false, error: configError('ingest', problems) };
-  return { ok: true, config: { ...result.data, topology: topology.topology, redis: ingestRedisConfig(result.data) } };
+  if (!result.success || topology === null || 'problems' in topology || problems.length > 0) {
+    return { ok: false, error: configError('ingest', problems) };
+  }
+  const config = {
+    ...result.data,
+    topology: topology.topology,
+    redis: ingestRedisConfig(result.data),
+    jetStream: ingestJetStreamConfig(result.data),
+  };
+  return { ok: true, config };
 }

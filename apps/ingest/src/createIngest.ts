@@ -7,6 +7,7 @@ import type { IngestConfig } from './config.js';
 import { EvmAdapter } from './evm/EvmAdapter.js';
 import { ProviderPool } from './evm/ProviderPool.js';
 import { IngestMetrics } from './IngestMetrics.js';
+import { openIngestJetStream } from './jetstream/openIngestJetStream.js';
 import { startIngestOps } from './ops/startIngestOps.js';
 import { ingestReadiness } from './redis/ingestReadiness.js';
 import { openIngestRedis } from './redis/openIngestRedis.js';
@@ -23,11 +24,18 @@ export interface Ingest {
   close(): Promise<void>;
 }
 
-/** Wires Redis, the EVM adapters (one per configured stream, one provider pool per chain) and the worker. */
+/**
+ * Wires Redis (and the JetStream target, when the streams live there), the EVM adapters (one per
+ * configured stream, one provider pool per chain) and the worker.
+ */
 export async function createIngest(config: IngestConfig, log: Logger): Promise<Ingest> {
   const metrics = new IngestMetrics(log);
   const redis = openIngestRedis(config, log);
-  const { leases, writer } = redis.targets;
+  // Streams on a JetStream target are written there; their leases and demand stay in Redis.
+  const jetStream =
+    config.jetStream === undefined ? undefined : openIngestJetStream(config.jetStream, config.INGEST_WORKER_ID, log, metrics.registry);
+  const { leases } = redis.targets;
+  const writer = jetStream?.writer ?? redis.targets.writer;
   const pools = new Map<string, ProviderPool>();
   const adapters = new Map<string, UpstreamAdapter>();
   const evmAdapters = new Map<string, EvmAdapter>();
@@ -112,7 +120,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     } else if (path === '/readyz') {
-      const answer = ingestReadiness(redis.targets.targets, redis.unready());
+      const answer = ingestReadiness(redis.targets.targets, redis.unready(), jetStream?.readiness());
       res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body);
     } else if (path?.startsWith('/venues/') === true) {
       // The coverage query: what is wanted, what is observed per kind, and each session's state.
@@ -155,6 +163,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       await Promise.all([ops?.stop(), worker.close()]);
       await Promise.all([...venues.values()].map((v) => v.close()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await jetStream?.close();
       redis.close();
     },
   };

@@ -21,4 +21,19 @@ describe('ingestReadiness', () => {
       body: 'no redis target ready\nredis-cluster://c:7000 not ready',
     });
   });
+
+  it('is unready while the JetStream target the streams are written to is not connected, naming it last', () => {
+    const nats = 'nats://n1:4222,n2:4222/STREAMGATE';
+    expect(ingestReadiness(['redis://r0:6379/0'], [], { target: nats, connected: true })).toEqual({
+      status: 200,
+      body: `ready\nredis://r0:6379/0 up\n${nats} up`,
+    });
+    expect(ingestReadiness(['redis://r0:6379/0'], [], { target: nats, connected: false })).toEqual({
+      status: 503,
+      body: `jetstream target not connected\nredis://r0:6379/0 up\n${nats} not ready`,
+    });
+    expect(ingestReadiness(['redis://r0:6379/0'], ['redis://r0:6379/0'], { target: nats, connected: true }).body.split('\n')[0]).toBe(
+      'no redis target ready',
+    );
+  });
 });
