@@ -140,6 +140,8 @@ export class IngestWorker {
       const outcome = await writer.write(fence, batch);
       this.options.events?.writeOutcome?.(key, outcome);
       if (!outcome.ok && outcome.error.code === 'fenced') {
+        // Logged here: the run may end as `stopped` or not be reported at all once the lease is given up.
+        this.options.log.warn({ key, token: lease.token, err: outcome.error.message }, 'write fenced: a newer owner holds the stream');
         entry.fenced = true;
         abort.abort();
       }
