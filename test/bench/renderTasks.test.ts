@@ -103,6 +103,26 @@ describe('renderTasksMarkdown', () => {
     expect(renderTasksMarkdown(results, 5_000).join('\n')).toContain('| workload | server | sockets | Redis µs/entry |');
   });
 
+  it('labels the R3 series and the log column as three nats-servers summed, apart from R1', () => {
+    const md = renderTasksMarkdown(
+      [
+        result('relay-notify', 10_000, 1_000, 80),
+        result('relay-jetstream', 10_000, 1_000, 90),
+        result('relay-jetstream-r3', 10_000, 1_000, 300),
+      ],
+      5_000,
+    ).join('\n');
+    expect(md).toContain(
+      '| 10,000 streams × 1 at 1k/s | streamgate relay, JetStream R3 (3 nodes, log CPU summed) | 1,000 | 300.0 | 50.0 | 3.0 / 40.0 | — | 99.95% |',
+    );
+    expect(md).toContain('| 10,000 streams × 1 at 1k/s | streamgate relay, JetStream (R1) | 1,000 | 90.0 |');
+    expect(md).toContain('| workload | server | sockets | log (Redis or nats-server, R3: 3 nats-servers summed) µs/entry |');
+    expect(md).toContain('JetStream R3: the sum over its 3 nats-servers');
+    // Without an R3 row the header and the note stay as before.
+    const r1Only = renderTasksMarkdown([result('relay-jetstream', 10_000, 1_000, 90)], 5_000).join('\n');
+    expect(r1Only).not.toContain('R3');
+  });
+
   it('renders nothing for a run without task workloads', () => {
     expect(renderTasksMarkdown([], undefined)).toEqual([]);
   });
@@ -166,6 +186,27 @@ describe('renderTasksMarkdown with rounds', () => {
       '- 10,000 streams × 1 at 1k/s: log µs/entry (nats-server ÷ Redis) 2.00× (rounds 2.00–2.00×), relay µs/entry 1.25× (rounds 1.00–1.50×); 3 paired rounds',
     );
     expect(md).not.toContain('Relay ÷ Socket.IO');
+  });
+
+  it('gives R3 ÷ Redis and R3 ÷ R1, naming the R3 log a sum', () => {
+    const r1 = rounded('relay-jetstream', [
+      [150, 120],
+      [140, 140],
+      [160, 160],
+    ]);
+    const r3 = rounded('relay-jetstream-r3', [
+      [150, 360],
+      [140, 420],
+      [160, 480],
+    ]);
+    const md = renderTasksMarkdown([relay, r1, r3], 5_000, 3).join('\n');
+    expect(md).toContain(
+      '**streamgate relay, JetStream R3 (3 nodes, log CPU summed) ÷ streamgate relay, keyspace notifications per workload**',
+    );
+    expect(md).toContain('- 10,000 streams × 1 at 1k/s: log µs/entry (3 nats-servers summed ÷ Redis) 6.00× (rounds 6.00–6.00×)');
+    expect(md).toContain('**streamgate relay, JetStream R3 (3 nodes, log CPU summed) ÷ streamgate relay, JetStream (R1) per workload**');
+    expect(md).toContain('- 10,000 streams × 1 at 1k/s: log µs/entry (3 nats-servers summed ÷ nats-server) 3.00× (rounds 3.00–3.00×)');
+    expect(md).toContain('- 10,000 streams × 1 at 1k/s: log µs/entry (nats-server ÷ Redis) 2.00×');
   });
 
   it('leaves the one-round table as it was', () => {

@@ -1,12 +1,16 @@
 import { pairedRatios } from './pairedRatios.js';
 import type { TaskResult } from './tasksBench.js';
-import { TASK_SERIES } from './taskWorkloads.js';
+import { JETSTREAM_SERIES, TASK_SERIES } from './taskWorkloads.js';
 import type { TaskSeries } from './taskWorkloads.js';
+
+const JETSTREAM_TASK_SERIES: readonly TaskSeries[] = Object.values(JETSTREAM_SERIES);
 
 export const SERIES_LABEL: Record<TaskSeries, string> = {
   'relay-batch': 'streamgate relay, batched XREAD',
   'relay-notify': 'streamgate relay, keyspace notifications',
   'relay-jetstream': 'streamgate relay, JetStream (R1)',
+  // Its log column is the sum over the three nats-servers: never to be read as one server's, as R1's is.
+  'relay-jetstream-r3': 'streamgate relay, JetStream R3 (3 nodes, log CPU summed)',
   wsrelay: 'ws + ioredis relay',
   socketio: 'Socket.IO 4 + redis-streams',
 };
@@ -14,6 +18,7 @@ const SERIES_COLOR: Record<TaskSeries, string> = {
   'relay-batch': '#93c5fd',
   'relay-notify': '#2563eb',
   'relay-jetstream': '#059669',
+  'relay-jetstream-r3': '#7c3aed',
   wsrelay: '#d97706',
   socketio: '#dc2626',
 };
@@ -25,7 +30,7 @@ const fmtUs = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
  * no "p99 from the write" to give (the load client records none for them; older results may hold
  * one read from a time of 0).
  */
-const IDS_WITHOUT_TIME: ReadonlySet<TaskSeries> = new Set(['relay-jetstream']);
+const IDS_WITHOUT_TIME: ReadonlySet<TaskSeries> = new Set(JETSTREAM_TASK_SERIES);
 
 /** The p99 from the write, ms, or — where the frames carried no id with a time. */
 export function fromWriteCell(series: TaskSeries, fromWriteP99Ms: number | undefined): string {
@@ -53,7 +58,8 @@ export function redisGrowth(results: readonly TaskResult[], series: TaskSeries, 
 export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: number | undefined, rounds = 1): string[] {
   if (results.length === 0) return [];
   const lines: string[] = [];
-  const jetStream = results.some((r) => r.series === 'relay-jetstream');
+  const jetStream = results.some((r) => JETSTREAM_TASK_SERIES.includes(r.series));
+  const replicated = results.some((r) => r.series === 'relay-jetstream-r3');
   const roundsNote =
     rounds > 1
       ? `${rounds} rounds, the series alternating within each workload (A B, then B A), a fresh server each time; ` +
@@ -62,13 +68,13 @@ export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: numb
       : '';
   lines.push(
     `**Per-task streams: many streams × 1 subscriber each, at a fixed total rate** (${stepMs === undefined ? '' : `${stepMs / 1000} s per workload after a warm-up, `}${roundsNote}` +
-      `round-robin over the streams; CPU µs per entry delivered, Redis with its XADDs${jetStream ? ' (the JetStream series: its nats-server, with its publishes, in the log column)' : ''}; ` +
+      `round-robin over the streams; CPU µs per entry delivered, Redis with its XADDs${jetStream ? ` (the JetStream series: its nats-server, with its publishes, in the log column${replicated ? '; JetStream R3: the sum over its 3 nats-servers, leader and followers, the whole cost of a replicated entry, not comparable with one R1 server’s' : ''})` : ''}; ` +
       'latency from intended send time, and p99 from the write: from the time in the entry’s stream id, the server’s own share, read up to 1 ms high, ' +
       `where frames carry ids${jetStream ? ' with a time (a JetStream id, `0-<seq>`, has none)' : ''})`,
   );
   lines.push('');
   lines.push(
-    `| workload | server | sockets | ${jetStream ? 'log (Redis or nats-server)' : 'Redis'} µs/entry | server µs/entry | p50 / p99 ms | p99 from write ms | delivered |`,
+    `| workload | server | sockets | ${jetStream ? `log (Redis or nats-server${replicated ? ', R3: 3 nats-servers summed' : ''})` : 'Redis'} µs/entry | server µs/entry | p50 / p99 ms | p99 from write ms | delivered |`,
   );
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
   const workloads = [...new Set(results.map((r) => r.workload))];
@@ -150,30 +156,47 @@ function renderRoundRatios(results: readonly TaskResult[], workloads: readonly s
   ];
 }
 
+/** The log of a JetStream series as its ratio lines name it. */
+const JETSTREAM_LOG: Partial<Record<TaskSeries, string>> = {
+  'relay-jetstream': 'nats-server',
+  'relay-jetstream-r3': '3 nats-servers summed',
+};
+
 /**
  * Per workload measured in rounds with the relay on JetStream and on Redis (keyspace
- * notifications): JetStream ÷ Redis, the log's CPU (nats-server ÷ Redis) and the relay's, as
+ * notifications): each JetStream series ÷ Redis, the log's CPU (nats-server ÷ Redis; for R3 its
+ * three nats-servers summed ÷ Redis) and the relay's, and R3 ÷ R1 when both ran, as
  * renderRoundRatios gives relay ÷ Socket.IO.
  */
 function renderJetStreamRatios(results: readonly TaskResult[], workloads: readonly string[]): string[] {
-  const lines: string[] = [];
-  for (const w of workloads) {
-    const find = (series: TaskSeries) => results.find((r) => r.workload === w && r.series === series && r.rounds !== undefined);
-    const jetStream = find('relay-jetstream');
-    const redis = find('relay-notify');
-    if (jetStream === undefined || redis === undefined) continue;
-    lines.push(
-      `- ${w}: log µs/entry (nats-server ÷ Redis) ${ratioCell(jetStream, redis, (r) => r.redisUsPerEntry)}, ` +
-        `relay µs/entry ${ratioCell(jetStream, redis, (r) => r.serverUsPerEntry)}; ${pairedCount(jetStream, redis)}`,
+  const pairs: ReadonlyArray<readonly [TaskSeries, TaskSeries]> = [
+    ['relay-jetstream', 'relay-notify'],
+    ['relay-jetstream-r3', 'relay-notify'],
+    ['relay-jetstream-r3', 'relay-jetstream'],
+  ];
+  const out: string[] = [];
+  for (const [a, b] of pairs) {
+    const lines: string[] = [];
+    for (const w of workloads) {
+      const find = (series: TaskSeries) => results.find((r) => r.workload === w && r.series === series && r.rounds !== undefined);
+      const top = find(a);
+      const bottom = find(b);
+      if (top === undefined || bottom === undefined) continue;
+      lines.push(
+        `- ${w}: log µs/entry (${JETSTREAM_LOG[a] ?? a} ÷ ${JETSTREAM_LOG[b] ?? 'Redis'}) ${ratioCell(top, bottom, (r) => r.redisUsPerEntry)}, ` +
+          `relay µs/entry ${ratioCell(top, bottom, (r) => r.serverUsPerEntry)}; ${pairedCount(top, bottom)}`,
+      );
+    }
+    if (lines.length === 0) continue;
+    const side = b === 'relay-notify' ? 'JetStream’s side' : 'R3';
+    out.push(
+      `**${SERIES_LABEL[a]} ÷ ${SERIES_LABEL[b]} per workload**: ratio of the medians (below 1: ${side} spends less per entry); after “rounds”, the lowest and highest of the per-round ratios`,
+      '',
+      ...lines,
+      '',
     );
   }
-  if (lines.length === 0) return [];
-  return [
-    `**${SERIES_LABEL['relay-jetstream']} ÷ ${SERIES_LABEL['relay-notify']} per workload**: ratio of the medians (below 1: JetStream’s side spends less per entry); after “rounds”, the lowest and highest of the per-round ratios`,
-    '',
-    ...lines,
-    '',
-  ];
+  return out;
 }
 
 /** Redis CPU per entry against streams watched (log scale), one panel per rate, one line per series. */

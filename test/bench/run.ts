@@ -123,6 +123,8 @@ async function main(): Promise<void> {
         log,
         deadline: Date.now() + TASKS_BUDGET_MS,
       };
+      // Which JetStream series run says which replica count each log column is (an R3 one sums 3 nats-servers).
+      log(`task series: ${deps.series.join(', ') || 'none of the chosen servers'}`);
       // One round keeps the series-by-series order (and results.json) of every run before rounds existed.
       if (options.rounds > 1) {
         log(`task workloads: ${options.rounds} rounds per workload, the series alternating`);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { SERVER_KINDS } from './loadgen/protocols.js';
 import type { ServerKind } from './loadgen/protocols.js';
-import { TASK_SERIES, TASK_SUBS_PER_SOCKET, TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
-import type { TaskSeries, TaskWorkload } from './taskWorkloads.js';
+import { JETSTREAM_SERIES, NAMED_TASK_SERIES, TASK_SUBS_PER_SOCKET, TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
+import type { JetStreamReplicas, TaskSeries, TaskWorkload } from './taskWorkloads.js';
 
 export interface FanoutWorkload {
   readonly name: string;
@@ -108,6 +108,9 @@ const QUICK: Scale = {
 export const BENCH_PARTS = ['fanout', 'memory', 'storm', 'tasks', 'cluster'] as const;
 export type BenchPart = (typeof BENCH_PARTS)[number];
 
+const JETSTREAM_REPLICAS_MESSAGE =
+  'BENCH_JETSTREAM_REPLICAS must be 1, 3 or 1,3: replicas of the relay-jetstream series’ stream (1: one nats-server, 3: a 3-node cluster)';
+
 const BenchEnv = z.object({
   BENCH_SCALE: z.enum(['quick', 'full']).default('full'),
   /** Comma-separated subset of servers, e.g. `relay,uws`. */
@@ -127,13 +130,25 @@ const BenchEnv = z.object({
   /**
    * Comma-separated task series (relay-batch, relay-notify, relay-jetstream, wsrelay, socketio):
    * only these of the chosen servers' series run, e.g. one read mode while profiling it. Without
-   * it every series of the chosen servers runs but relay-jetstream, which runs only when named.
+   * it every series of the chosen servers runs but relay-jetstream, which runs only when named
+   * (as one series per replica count of BENCH_JETSTREAM_REPLICAS).
    */
   BENCH_SERIES: z
     .string()
     .optional()
     .transform((s) => s?.split(',').map((k) => k.trim()))
-    .pipe(z.array(z.enum(TASK_SERIES)).min(1).optional()),
+    .pipe(z.array(z.enum(NAMED_TASK_SERIES)).min(1).optional()),
+  /**
+   * Replicas of the relay-jetstream series' stream, comma-separated to run several in one run:
+   * 1 (default; one standalone nats-server), 3 (an R3 stream on a 3-node cluster, reported as the
+   * series relay-jetstream-r3, its log's CPU summed over the three nats-servers), or `1,3`.
+   * Only with BENCH_SERIES naming relay-jetstream.
+   */
+  BENCH_JETSTREAM_REPLICAS: z
+    .string()
+    .regex(/^ *[13] *(, *[13] *)*$/, JETSTREAM_REPLICAS_MESSAGE)
+    .optional()
+    .transform((s) => (s === undefined ? undefined : [...new Set(s.split(',').map((r) => Number(r.trim()) as JetStreamReplicas))])),
   /** `auto`: pin the server to one core and the rest to the others when taskset and 2 cores allow it. */
   BENCH_PIN: z.enum(['auto', 'off']).default('auto'),
   /** Write a CPU profile of every relay process into this directory. */
@@ -168,6 +183,8 @@ export interface BenchOptions {
   /** The task series to run; null: every series of the chosen servers but the opt-in ones (OPT_IN_TASK_SERIES). */
   readonly series: readonly TaskSeries[] | null;
   readonly pin: 'auto' | 'off';
+  /** Replicas the relay-jetstream series runs with (BENCH_JETSTREAM_REPLICAS), each as its own series in `series`. */
+  readonly jetStreamReplicas: readonly JetStreamReplicas[];
   /** Rounds of the task workloads (BENCH_ROUNDS): 1, or the series alternated that many times per workload. */
   readonly rounds: number;
   readonly profileDir: string | undefined;
@@ -178,10 +195,17 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=relay-batch,relay-notify,relay-jetstream,wsrelay,socketio, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_TASK_STEP_MS=<ms>, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=${NAMED_TASK_SERIES.join(',')}, BENCH_JETSTREAM_REPLICAS=1|3|1,3, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_TASK_STEP_MS=<ms>, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;
+  const named = e.BENCH_SERIES ?? null;
+  if (e.BENCH_JETSTREAM_REPLICAS !== undefined && !(named ?? []).includes('relay-jetstream')) {
+    throw new Error(
+      `bad benchmark environment: BENCH_JETSTREAM_REPLICAS=${env.BENCH_JETSTREAM_REPLICAS ?? ''} applies to the relay-jetstream series, which runs only when BENCH_SERIES names it (e.g. BENCH_SERIES=relay-notify,relay-jetstream)`,
+    );
+  }
+  const jetStreamReplicas = e.BENCH_JETSTREAM_REPLICAS ?? [1];
   const base = e.BENCH_SCALE === 'quick' ? QUICK : FULL;
   const scale: Scale = {
     ...base,
@@ -200,7 +224,9 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
     scale,
     servers: e.BENCH_SERVERS,
     parts: new Set(e.BENCH_PARTS),
-    series: e.BENCH_SERIES ?? null,
+    series:
+      named === null ? null : named.flatMap((s) => (s === 'relay-jetstream' ? jetStreamReplicas.map((r) => JETSTREAM_SERIES[r]) : [s])),
+    jetStreamReplicas,
     pin: e.BENCH_PIN,
     rounds: e.BENCH_ROUNDS,
     profileDir: e.BENCH_PROFILE_DIR,

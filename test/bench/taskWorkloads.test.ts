@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chooseWorkloads, parseBenchEnv } from './scale.js';
 import {
   infeasibleReason,
+  JETSTREAM_SERIES,
   parseFdLimit,
   seriesDeadline,
   seriesOf,
@@ -69,8 +70,19 @@ describe('seriesSetup', () => {
     });
   });
 
-  it('reads the JetStream series from a JetStream log, its relay configured as on Redis', () => {
-    expect(seriesSetup('relay-jetstream', 19_968)).toEqual({ ...seriesSetup('relay-notify', 19_968), log: 'jetstream' });
+  it('reads the JetStream series from a JetStream log, R1 or R3, its relay configured as on Redis', () => {
+    expect(seriesSetup('relay-jetstream', 19_968)).toEqual({
+      ...seriesSetup('relay-notify', 19_968),
+      log: 'jetstream',
+      jetStreamReplicas: 1,
+    });
+    expect(seriesSetup('relay-jetstream-r3', 19_968)).toEqual({
+      ...seriesSetup('relay-notify', 19_968),
+      log: 'jetstream',
+      jetStreamReplicas: 3,
+    });
+    for (const [replicas, series] of Object.entries(JETSTREAM_SERIES))
+      expect(seriesSetup(series, 0).jetStreamReplicas).toBe(Number(replicas));
     for (const series of ['relay-batch', 'relay-notify', 'wsrelay', 'socketio'] as const)
       expect(seriesSetup(series, 19_968).log).toBe('redis');
   });
@@ -88,6 +100,12 @@ describe('seriesSetup', () => {
 
   it('runs the JetStream series only when BENCH_SERIES names it, in TASK_SERIES order', () => {
     expect(seriesOf(['relay', 'socketio'])).not.toContain('relay-jetstream');
+    expect(seriesOf(['relay', 'socketio'])).not.toContain('relay-jetstream-r3');
+    expect(seriesOf(['relay'], ['relay-jetstream-r3', 'relay-notify', 'relay-jetstream'])).toEqual([
+      'relay-notify',
+      'relay-jetstream',
+      'relay-jetstream-r3',
+    ]);
     expect(seriesOf(['relay'], ['relay-jetstream', 'relay-notify'])).toEqual(['relay-notify', 'relay-jetstream']);
     expect(seriesOf(['socketio'], ['relay-jetstream', 'socketio'])).toEqual(['socketio']);
   });

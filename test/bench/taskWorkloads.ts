@@ -15,17 +15,35 @@ export interface TaskWorkload {
 }
 
 /**
- * A server under test in one configuration: the relay runs once per Redis read mode, and once on
- * a JetStream target (relay-jetstream: the log is a nats-server, Redis only its allowlist's).
+ * A server under test in one configuration: the relay runs once per Redis read mode, and on a
+ * JetStream target (the log is nats-server, Redis only its allowlist's): relay-jetstream on one
+ * R1 stream of one nats-server, relay-jetstream-r3 on an R3 stream of a 3-node cluster.
  */
-export const TASK_SERIES = ['relay-batch', 'relay-notify', 'relay-jetstream', 'wsrelay', 'socketio'] as const;
+export const TASK_SERIES = ['relay-batch', 'relay-notify', 'relay-jetstream', 'relay-jetstream-r3', 'wsrelay', 'socketio'] as const;
 export type TaskSeries = (typeof TASK_SERIES)[number];
 
 /**
- * Series that run only when BENCH_SERIES names them: relay-jetstream needs a nats-server binary
- * and was added after the default set, whose runs (and their time budget) it would change.
+ * Series that run only when BENCH_SERIES names them: the JetStream ones need a nats-server binary
+ * and were added after the default set, whose runs (and their time budget) they would change.
  */
-export const OPT_IN_TASK_SERIES: readonly TaskSeries[] = ['relay-jetstream'];
+export const OPT_IN_TASK_SERIES: readonly TaskSeries[] = ['relay-jetstream', 'relay-jetstream-r3'];
+
+/** Replicas of the JetStream stream a JetStream series may run with (BENCH_JETSTREAM_REPLICAS). */
+export const JETSTREAM_REPLICAS = [1, 3] as const;
+export type JetStreamReplicas = (typeof JETSTREAM_REPLICAS)[number];
+
+/**
+ * The JetStream series of each replica count: BENCH_SERIES names `relay-jetstream`, and
+ * BENCH_JETSTREAM_REPLICAS says which of these it runs as. A series of its own per count keeps
+ * every result, round and ratio apart, so an R3 sum is never read as an R1 figure.
+ */
+export const JETSTREAM_SERIES: Readonly<Record<JetStreamReplicas, TaskSeries>> = { 1: 'relay-jetstream', 3: 'relay-jetstream-r3' };
+
+/** What BENCH_SERIES may name: every series but the replica variants BENCH_JETSTREAM_REPLICAS chooses. */
+export const NAMED_TASK_SERIES = TASK_SERIES.filter((s) => s !== 'relay-jetstream-r3') as readonly Exclude<
+  TaskSeries,
+  'relay-jetstream-r3'
+>[];
 
 export interface SeriesSetup {
   readonly kind: ServerKind;
@@ -35,6 +53,11 @@ export interface SeriesSetup {
    * `redisArgs` that the relay's RELAY_REDIS_ALLOWLIST names and nothing is written to.
    */
   readonly log: 'redis' | 'jetstream';
+  /**
+   * For a JetStream log: the stream's replicas, each on a nats-server of its own (1: one
+   * standalone server; 3: a 3-node cluster, the log's CPU the sum over its three processes).
+   */
+  readonly jetStreamReplicas?: JetStreamReplicas;
   /** Extra environment of the server process. */
   readonly env: Readonly<Record<string, string>>;
   /** Extra `redis-server` arguments. */
@@ -87,8 +110,15 @@ export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup
     case 'relay-notify':
       return { kind: 'relay', log: 'redis', env: { RELAY_READ_MODE: 'notify' }, redisArgs: ['--notify-keyspace-events', 'Kt'] };
     case 'relay-jetstream':
+    case 'relay-jetstream-r3':
       // The relay as configured for production beside a JetStream target; its Redis carries no stream.
-      return { kind: 'relay', log: 'jetstream', env: { RELAY_READ_MODE: 'notify' }, redisArgs: ['--notify-keyspace-events', 'Kt'] };
+      return {
+        kind: 'relay',
+        log: 'jetstream',
+        jetStreamReplicas: series === 'relay-jetstream' ? 1 : 3,
+        env: { RELAY_READ_MODE: 'notify' },
+        redisArgs: ['--notify-keyspace-events', 'Kt'],
+      };
     case 'wsrelay':
       // One Redis connection per stream: Redis's default of 10,000 clients would refuse the last ones.
       return { kind: 'wsrelay', log: 'redis', env: {}, redisArgs: ['--maxclients', String(maxClients)] };

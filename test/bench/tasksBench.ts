@@ -5,7 +5,7 @@ import type { LoadFleet } from './LoadFleet.js';
 import type { StepResult } from './fanoutBench.js';
 import { usPer } from './pinning.js';
 import type { Scale } from './scale.js';
-import { startSeriesStore } from './startSeriesStore.js';
+import { logCoresOf, startSeriesStore } from './startSeriesStore.js';
 import type { SeriesStore } from './startSeriesStore.js';
 import { OPEN_TIMEOUT_MS, measureAtRate, withTaskSession } from './taskSession.js';
 import { infeasibleReason, seriesDeadline, socketCount } from './taskWorkloads.js';
@@ -27,7 +27,8 @@ export interface TaskResult extends TaskWorkloadRun {
   readonly series: TaskSeries;
   /**
    * The log's CPU µs per entry delivered, its writes included (XADD is part of what an entry
-   * costs): Redis's, or for relay-jetstream the nats-server's (SeriesStore.logName).
+   * costs): Redis's, or for relay-jetstream the nats-server's, and for relay-jetstream-r3 the sum
+   * over its three nats-servers (SeriesStore.logName), the whole cost of a replicated entry.
    */
   readonly redisUsPerEntry: number | null;
   /** Server CPU µs per entry delivered. */
@@ -106,7 +107,7 @@ export async function measureOne(d: TasksDeps, store: SeriesStore, w: TaskWorklo
         ...skipped(series, w, null),
         openFailed: session.openFailed,
         step,
-        redisUsPerEntry: usPer(step.redisCpu, wall, step.received),
+        redisUsPerEntry: usPer(logCoresOf(step), wall, step.received),
         serverUsPerEntry: usPer(step.serverCpu, wall, step.received),
       };
       d.log(`    ${store.logName} ${fmtUs(result.redisUsPerEntry)} µs/entry, server ${fmtUs(result.serverUsPerEntry)} µs/entry`);
