@@ -13,10 +13,12 @@ import { ForeignRecordError } from './stateRecords.js';
 import type { StepBody, StepEntry } from './stateRecords.js';
 
 /*
- * INVARIANT: a stream's subject holds each dedupe id's entry at most once, in the order its steps
- * were committed, and every message ingest stores there belongs to a step its key's state log
- * committed. (Leases stay in Redis: they need a per-key TTL, which nats-server 2.9's KV lacks,
- * and ingest coordinates through Redis anyway. The fence is enforced here, in JetStream.)
+ * INVARIANT: every message ingest stores on a stream's subject belongs to a step its key's state
+ * log committed, in the order the steps were committed, and no dedupe id is stored twice across
+ * owners; one owner's own replay is skipped within the stream's duplicate_window (default 2 min),
+ * as on Redis within INGEST_DEDUPE_TTL_MS. (Leases stay in Redis: they need a per-key TTL, which
+ * nats-server 2.9's KV lacks, and ingest coordinates through Redis anyway. The fence is enforced
+ * here, in JetStream.)
  *
  * A key's state log (IngestStateLog, a subject of `<STREAM>_INGEST`) is a write-ahead log:
  * - Appends carry Nats-Expected-Last-Subject-Sequence, so one owner's appends never interleave
@@ -42,8 +44,8 @@ import type { StepBody, StepEntry } from './stateRecords.js';
  * list), which the new owner skips by its id. A stale owner never stores an entry that no
  * committed step holds, so a successor's view of what was written (its state) is always right,
  * reorgs included. Two owners holding the same token (a Redis failover that lost a lease grant)
- * still cannot store an id twice, since every publish is checked against the subject's last
- * sequence; they only make each other read their logs again.
+ * pass each other's fence, as they do on Redis; every publish still expects the subject's last
+ * sequence and skips an id found stored since, so an entry both offer is stored once.
  *
  * Every NATS failure is an IngestError: `jetstream_unavailable` (retryable: no answer, no leader,
  * a lost connection; the outcome may be unknown, so the key's session is dropped and the next
