@@ -136,9 +136,7 @@ export class JetStreamStreamWriter implements StreamWriter {
     // The record first: from here on the step counts, and a successor publishes what this owner does not.
     const committed = await session.append('step', body);
     if (!committed.ok) return committed;
-    for (const [field, value] of Object.entries(batch.stateSet ?? {})) session.state.set(field, value);
-    for (const field of batch.stateDel ?? []) session.state.delete(field);
-    session.records += 1;
+    session.stepCommitted(batch.stateSet, batch.stateDel);
     const published = await session.publish(entries);
     if (published.ok) await this.compactIfDue(session);
     return published;
@@ -164,8 +162,7 @@ export class JetStreamStreamWriter implements StreamWriter {
         const claimed = await target.log.append(fence.key, { token: fence.token, kind: 'step', base }, { seq: last }, folded.lastSeq);
         // Someone appended between the read and the claim: read again (a newer owner fences us then).
         if (!claimed.ok) continue;
-        session.lastRecord = claimed.last;
-        session.records += 1;
+        session.claimed(claimed.last);
         if (redo !== null) await session.catchUp(redo.seq);
       } catch (error) {
         if (!(error instanceof ForeignRecordError)) return { ok: false, error: natsIngestError(error, `claiming ${fence.key}`) };
@@ -194,8 +191,7 @@ export class JetStreamStreamWriter implements StreamWriter {
       this.options.log?.warn({ key, err: snapshot.error.message }, 'state log snapshot not written');
       return;
     }
-    session.base = snapshot.first;
-    session.records = 0;
+    session.snapshotTaken(snapshot.first);
     const ready = await this.ready();
     if (!ready.ok) return;
     try {

@@ -42,14 +42,14 @@ export interface SessionStart {
 export class KeySession {
   readonly subject: string;
   /** The state log's last sequence: what the next append expects. */
-  lastRecord: number;
+  #lastRecord: number;
   /** First sequence of the snapshot in force. */
-  base: number;
+  #base: number;
   /** Step records since that snapshot. */
-  records: number;
-  readonly state: Map<string, string>;
+  #records: number;
+  readonly #state: Map<string, string>;
   /** The data subject's last sequence: what the next publish expects. */
-  last: number;
+  #last: number;
   /** Nats-Msg-Ids found stored after this owner's starting point, by whoever stored them. */
   private readonly written = new Set<string>();
 
@@ -58,18 +58,50 @@ export class KeySession {
     readonly fence: Fence,
     start: SessionStart,
   ) {
-    ({
-      subject: this.subject,
-      lastRecord: this.lastRecord,
-      base: this.base,
-      records: this.records,
-      state: this.state,
-      last: this.last,
-    } = start);
+    this.subject = start.subject;
+    this.#lastRecord = start.lastRecord;
+    this.#base = start.base;
+    this.#records = start.records;
+    this.#state = new Map(start.state);
+    this.#last = start.last;
   }
 
   get token(): number {
     return this.fence.token;
+  }
+
+  /** The data subject's last sequence as this owner knows it. */
+  get last(): number {
+    return this.#last;
+  }
+
+  /** Step records appended since the snapshot in force. */
+  get records(): number {
+    return this.#records;
+  }
+
+  /** The adapter state as of this owner's last committed step. */
+  get state(): ReadonlyMap<string, string> {
+    return this.#state;
+  }
+
+  /** The claim record (appended by the writer, which retries a lost race itself) landed at `lastRecord`. */
+  claimed(lastRecord: number): void {
+    this.#lastRecord = lastRecord;
+    this.#records += 1;
+  }
+
+  /** A step's record is stored: its state changes are in force. */
+  stepCommitted(set: Readonly<Record<string, string>> | undefined, del: readonly string[] | undefined): void {
+    for (const [field, value] of Object.entries(set ?? {})) this.#state.set(field, value);
+    for (const field of del ?? []) this.#state.delete(field);
+    this.#records += 1;
+  }
+
+  /** A snapshot starting at `first` is stored: records before it are no longer read. */
+  snapshotTaken(first: number): void {
+    this.#base = first;
+    this.#records = 0;
   }
 
   /** Appends one record after the last this owner knows: `fenced` if a newer owner appended since. */
@@ -79,9 +111,9 @@ export class KeySession {
   ): Promise<{ ok: true; first: number } | { ok: false; error: IngestError }> {
     const { key, token } = this.fence;
     try {
-      const answer = await this.target.log.append(key, { token, kind, base: this.base }, body, this.lastRecord);
+      const answer = await this.target.log.append(key, { token, kind, base: this.#base }, body, this.#lastRecord);
       if (answer.ok) {
-        this.lastRecord = answer.last;
+        this.#lastRecord = answer.last;
         return { ok: true, first: answer.first };
       }
       const newer = await this.target.log.lastToken(key);
@@ -116,7 +148,7 @@ export class KeySession {
   async catchUp(after: number): Promise<void> {
     const found = await this.target.data.idsAfter(this.subject, after);
     for (const id of found.ids) this.written.add(id);
-    this.last = found.last;
+    this.#last = found.last;
   }
 
   private async publishOne(msgId: string, data: string): Promise<{ ok: true; id: string | null } | { ok: false; error: IngestError }> {
@@ -124,14 +156,14 @@ export class KeySession {
     for (let conflicts = 0; conflicts <= MAX_CONFLICTS; conflicts += 1) {
       if (this.written.has(msgId)) return { ok: true, id: null };
       try {
-        const answer = await this.target.data.publish(this.subject, data, msgId, this.last);
+        const answer = await this.target.data.publish(this.subject, data, msgId, this.#last);
         if (answer.kind === 'stored') {
-          this.last = answer.seq;
+          this.#last = answer.seq;
           return { ok: true, id: jetStreamId(answer.seq) };
         }
         if (answer.kind === 'duplicate') return { ok: true, id: null };
         // Someone stored a message since: learn what, and whether a newer owner is writing.
-        await this.catchUp(this.last);
+        await this.catchUp(this.#last);
         const newer = await this.target.log.lastToken(key);
         if (newer > token) return fencedError(key, token, newer);
       } catch (error) {
