@@ -3,7 +3,7 @@ import { pairedRatios } from './pairedRatios.js';
 import type { StepResult } from './fanoutBench.js';
 import type { TaskResult, TaskRound } from './tasksBench.js';
 
-const step = { p50Ms: 2, p99Ms: 30, deliveredRatio: 1, expected: 1, received: 1 } as StepResult;
+const step = { p50Ms: 2, p99Ms: 30, deliveredRatio: 1, expected: 1, received: 1, pass: true } as StepResult;
 
 function rounds(values: readonly (number | null)[]): TaskRound[] {
   return values.map((v, round) => ({
@@ -42,6 +42,17 @@ describe('pairedRatios', () => {
     expect(p.perRound).toEqual([2]);
     expect(p.min).toBe(2);
     expect(p.max).toBe(2);
+  });
+
+  it('leaves out a round in which either series failed its step', () => {
+    const a = summary(100, [100, 300, 120]);
+    const failed = a.rounds?.[1];
+    if (failed?.step == null) throw new Error('round 1 has a step');
+    const withFailure: TaskResult = { ...a, rounds: a.rounds?.map((r) => (r === failed ? { ...r, step: { ...step, pass: false } } : r)) };
+    const p = pairedRatios(withFailure, summary(100, [50, 100, 60]), (r) => r.serverUsPerEntry);
+    expect(p.perRound).toEqual([2, 2]);
+    const failedMedian: TaskResult = { ...withFailure, step: { ...step, pass: false } };
+    expect(pairedRatios(failedMedian, summary(100, [50, 100, 60]), (r) => r.serverUsPerEntry).ofMedians).toBeNull();
   });
 
   it('has no ratio without rounds or with a zero divisor', () => {
