@@ -6,6 +6,7 @@ import { FAST_WORKER_ENV, assertExactBlocks, holdDemand, readEvents, testChain }
 import { ingestKeys } from '@streamgate/ingest-core/redis';
 import { oneRedisTarget, redisClusterTarget, redisInstancesTarget } from './support/ingestTargets.js';
 import type { IngestTarget } from './support/ingestTargets.js';
+import { mineEvery } from './support/mineEvery.js';
 
 let anvil: AnvilNode;
 let proxies: FaultProxy[];
@@ -19,25 +20,6 @@ afterAll(async () => {
   for (const p of proxies ?? []) await p.close();
   await anvil?.stop();
 });
-
-/** Mines a block every `everyMs` until stopped. */
-function keepMining(everyMs: number): { stop(): Promise<number> } {
-  let running = true;
-  let head = 0;
-  const loop = (async () => {
-    while (running) {
-      head = await anvil.mine(1);
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return head;
-    },
-  };
-}
 
 async function settle(client: Redis | Cluster, stream: string, head: number): Promise<void> {
   await waitFor(
@@ -100,7 +82,7 @@ describe.each([
     await waitFor(() => ownerOf([a, b], stream) !== undefined, { timeoutMs: 15_000, message: 'one worker owns the stream' });
     const owner = ownerOf([a, b], stream);
     const other = owner === a ? b : a;
-    const mining = keepMining(100);
+    const mining = mineEvery(anvil, 100);
     await waitFor(async () => (await readEvents(redis, stream)).length >= 5, { timeoutMs: 10_000, message: 'blocks flow' });
     owner?.service.signal('SIGKILL');
     await other.service.waitForLine(/"lease acquired"/, 10_000);
@@ -123,7 +105,7 @@ describe.each([
     await using _demand = holdDemand(redis, [stream]);
     await c.service.waitForLine(/"lease acquired"/, 15_000);
     const d = await startWorker('freeze-d', spec);
-    const mining = keepMining(100);
+    const mining = mineEvery(anvil, 100);
     await waitFor(async () => (await readEvents(redis, stream)).length >= 5, { timeoutMs: 10_000, message: 'blocks flow' });
     c.service.signal('SIGSTOP');
     await d.service.waitForLine(/"lease acquired"/, 10_000);

@@ -9,6 +9,7 @@ import { spawnIngest, startAnvil, startFaultProxy, startNatsCluster, startRedis,
 import type { AnvilNode, AppProcess, FaultProxy, NatsCluster, RedisServer } from '@streamgate/testkit';
 import { FAST_WORKER_ENV, holdDemand, testChain } from './support/ingestHarness.js';
 import { auditBlocks, readJetStreamEvents } from './support/jetStreamIngestEvents.js';
+import { mineEvery } from './support/mineEvery.js';
 
 /*
  * Issue 25, "Must show": exactly-once ingest on a JetStream target. Real anvil, two spawned ingest
@@ -59,25 +60,6 @@ async function startWorker(name: string, stream: string, redisUrl = redisServer.
   return started;
 }
 
-/** Mines a block every `everyMs` until stopped; resolves with the head. */
-function keepMining(everyMs: number): { stop(): Promise<number> } {
-  let running = true;
-  let head = 0;
-  const loop = (async () => {
-    while (running) {
-      head = await anvil.mine(1);
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return head;
-    },
-  };
-}
-
 async function settle(stream: string, head: number): Promise<void> {
   await waitFor(
     async () => {
@@ -105,7 +87,7 @@ describe('ingest workers on a JetStream target (R3, 3 nodes), leases in Redis', 
     await using _demand = holdDemand(redis, [stream]);
     const owner = await waitFor(() => ownerOf([a, b], stream), { timeoutMs: 15_000, message: 'one worker owns the stream' });
     const other = owner === a ? b : a;
-    const mining = keepMining(100);
+    const mining = mineEvery(anvil, 100);
     await waitFor(async () => (await events(stream)).length >= 5, { timeoutMs: 10_000, intervalMs: 100, message: 'blocks flow' });
     owner.service.signal('SIGKILL');
     await other.service.waitForLine(/"lease acquired"/, 10_000);
@@ -131,7 +113,7 @@ describe('ingest workers on a JetStream target (R3, 3 nodes), leases in Redis', 
     await using _demand = holdDemand(redis, [stream]);
     await c.service.waitForLine(/"lease acquired"/, 15_000);
     const d = await startWorker('js-freeze-d', stream);
-    const mining = keepMining(100);
+    const mining = mineEvery(anvil, 100);
     await waitFor(async () => (await events(stream)).length >= 5, { timeoutMs: 10_000, intervalMs: 100, message: 'blocks flow' });
     c.service.signal('SIGSTOP');
     await d.service.waitForLine(/"lease acquired"/, 10_000);
@@ -164,7 +146,7 @@ describe('ingest workers on a JetStream target (R3, 3 nodes), leases in Redis', 
     await using _demand = holdDemand(redis, [stream]);
     await e.service.waitForLine(/"lease acquired"/, 15_000);
     const f = await startWorker('js-cut-f', stream);
-    const mining = keepMining(100);
+    const mining = mineEvery(anvil, 100);
     await waitFor(async () => (await events(stream)).length >= 5, { timeoutMs: 10_000, intervalMs: 100, message: 'blocks flow' });
     const fromLine = e.service.lineCount;
     proxy.blackhole();
