@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { isProcessGone } from './isProcessGone.js';
 import { startNatsCluster } from './startNatsCluster.js';
 import type { NatsCluster } from './startNatsCluster.js';
 import { waitFor } from './waitFor.js';
 
 let natsCluster: NatsCluster | undefined;
+let authCluster: NatsCluster | undefined;
 afterAll(async () => {
-  await natsCluster?.stop();
+  await Promise.all([natsCluster?.stop(), authCluster?.stop()]);
 });
 
 describe('startNatsCluster', () => {
@@ -63,6 +65,37 @@ describe('startNatsCluster', () => {
     cluster.thaw(0);
     await waitFor(() => !/^T/m.test(procState(pid)), { timeoutMs: 5_000, message: 'node 0 runs again' });
   }, 40_000);
+});
+
+describe('startNatsCluster with auth', () => {
+  // `$` and `#` would start a variable or a comment unquoted: the config must keep them literal.
+  const auth = { username: 'streamgate', password: 'pa$$ #word:1' };
+
+  it('refuses a client without the login, serves one with it, and keeps JetStream (R3) across the routes', async () => {
+    const cluster = (authCluster = await startNatsCluster({ auth }));
+    expect(cluster.auth).toEqual(auth);
+    const servers = cluster.nodes.map((node) => node.url);
+    await expect(connect({ servers, reconnect: false })).rejects.toThrow(/authorization violation/i);
+    await expect(connect({ servers, reconnect: false, user: auth.username, pass: 'wrong' })).rejects.toThrow(/authorization violation/i);
+
+    const direct = await connect({ servers, reconnect: false, user: auth.username, pass: auth.password });
+    await direct.close();
+    const nc = await cluster.connect();
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.add({ name: 'AUTHED', subjects: ['authed.>'], num_replicas: 3 });
+    expect(info.config.num_replicas).toBe(3);
+    const ack = await jetstream(nc).publish('authed.a', 'one');
+    expect(ack.seq).toBe(1);
+    // The stream's replicas live on the other nodes: the routes formed without a client login.
+    expect((await jsm.streams.info('AUTHED')).cluster?.replicas).toHaveLength(2);
+  }, 60_000);
+
+  it('refuses a login the config language cannot hold, naming the field, before starting anything', async () => {
+    await expect(startNatsCluster({ auth: { username: 'u', password: 'say "hi"' } })).rejects.toThrow(
+      /^startNatsCluster auth\.password must be/,
+    );
+    await expect(startNatsCluster({ auth: { username: '', password: 'p' } })).rejects.toThrow(/^startNatsCluster auth\.username must be/);
+  });
 });
 
 function procState(pid: number): string {

@@ -19,6 +19,17 @@ export interface StartNatsClusterOptions {
   binary?: string;
   /** Copy the servers' logs to stderr; see SpawnServiceOptions.echo. */
   echo?: boolean;
+  /**
+   * Every node then refuses a client without this user (one user of the global account, which
+   * keeps JetStream); connect() logs in with it. Routes between the nodes need no login.
+   */
+  auth?: NatsAuth;
+}
+
+/** A NATS login (`authorization { user, password }` on every node). */
+export interface NatsAuth {
+  readonly username: string;
+  readonly password: string;
 }
 
 export interface NatsNode {
@@ -35,7 +46,9 @@ export interface NatsCluster extends AsyncDisposable {
   readonly nodes: readonly NatsNode[];
   /** Every node's URL, comma-separated: what a client given the cluster by its seeds connects to. */
   readonly servers: string;
-  /** A connection to the cluster by all its seeds (reconnecting for ever); closed by stop(). */
+  /** The login every node requires, when started with `auth`. */
+  readonly auth: NatsAuth | undefined;
+  /** A connection to the cluster by all its seeds (reconnecting for ever, as `auth`'s user); closed by stop(). */
   connect(options?: Partial<ConnectionOptions>): Promise<NatsConnection>;
   /** Kills node `index` (default SIGKILL: a crash); its store stays for restart(). */
   kill(index: number, signal?: NodeJS.Signals): Promise<void>;
@@ -69,13 +82,28 @@ export function assertNatsInstalled(binary: string): void {
   }
 }
 
-function nodeConfig(name: string, ports: NodePorts, all: readonly NodePorts[], storeDir: string): string {
+/** A string of the server's config language: quoted, so `$`, `#`, `:` and spaces stay literal. */
+function configString(field: string, value: string): string {
+  // Refused rather than escaped: the config parser's escapes are not JSON's, and a test login needs neither.
+  if (value === '' || /["\\\p{Cc}]/u.test(value)) {
+    throw new RangeError(`startNatsCluster auth.${field} must be non-empty, without quotes, backslashes or control characters`);
+  }
+  return `"${value}"`;
+}
+
+function authorizationBlock(auth: NatsAuth): string {
+  return `authorization { user: ${configString('username', auth.username)}, password: ${configString('password', auth.password)} }`;
+}
+
+function nodeConfig(name: string, ports: NodePorts, all: readonly NodePorts[], storeDir: string, auth: NatsAuth | undefined): string {
   const routes = all.filter((p) => p !== ports).map((p) => `nats-route://127.0.0.1:${p.route}`);
   // Never the machine's own NATS: every port comes from freePort(), and the cluster has a name
   // of its own so that a stray route to another cluster is refused.
   return [
     `server_name: ${name}`,
     `listen: 127.0.0.1:${ports.client}`,
+    // Top-level authorization applies to clients only: the cluster block has its own, left open.
+    ...(auth === undefined ? [] : [authorizationBlock(auth)]),
     `jetstream { store_dir: "${storeDir}", max_memory_store: 64MB, max_file_store: 1GB }`,
     `cluster { name: streamgate-test, listen: 127.0.0.1:${ports.route}, routes: [${routes.join(', ')}] }`,
     '',
@@ -97,11 +125,14 @@ export async function startNatsCluster(options: StartNatsClusterOptions = {}): P
   assertNatsInstalled(binary);
   const size = options.size ?? 3;
   const startTimeoutMs = options.startTimeoutMs ?? 20_000;
+  const auth = options.auth === undefined ? undefined : { username: options.auth.username, password: options.auth.password };
+  // Checked before any process starts, so a bad login names its field instead of a config parse error.
+  if (auth !== undefined) authorizationBlock(auth);
   for (let attempt = 1; ; attempt += 1) {
     const dir = await mkdtemp(join(tmpdir(), 'streamgate-nats-'));
     const ports: NodePorts[] = [];
     for (let i = 0; i < size; i += 1) ports.push({ client: await freePort(), route: await freePort() });
-    const cluster = new RunningNatsCluster(binary, dir, ports, options.echo);
+    const cluster = new RunningNatsCluster(binary, dir, ports, options.echo, auth);
     try {
       await cluster.startAll(startTimeoutMs);
       return cluster;
@@ -124,6 +155,7 @@ class RunningNatsCluster implements NatsCluster {
     private readonly dir: string,
     private readonly ports: readonly NodePorts[],
     private readonly echo: boolean | undefined,
+    readonly auth: NatsAuth | undefined,
   ) {
     this.services = ports.map(() => undefined);
     this.servers = ports.map((p) => `nats://127.0.0.1:${p.client}`).join(',');
@@ -172,7 +204,7 @@ class RunningNatsCluster implements NatsCluster {
     const storeDir = join(this.dir, name);
     await mkdir(storeDir, { recursive: true });
     const configFile = join(this.dir, `${name}.conf`);
-    await writeFile(configFile, nodeConfig(name, ports, this.ports, storeDir));
+    await writeFile(configFile, nodeConfig(name, ports, this.ports, storeDir, this.auth));
     const service = await spawnService({
       name: `nats-server:${name}:${ports.client}`,
       command: this.binary,
@@ -189,6 +221,7 @@ class RunningNatsCluster implements NatsCluster {
       servers: this.ports.map((p) => `127.0.0.1:${p.client}`),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 100,
+      ...(this.auth === undefined ? {} : { user: this.auth.username, pass: this.auth.password }),
       ...options,
     });
     this.connections.add(nc);
