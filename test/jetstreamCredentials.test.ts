@@ -114,8 +114,8 @@ describe('JetStream targets behind a NATS login', () => {
       for (const n of [2, 3]) {
         const refused = await wrong.publish(task.for('pub'), { n });
         if (refused.ok) throw new Error(`a publish with a wrong password was stored as ${refused.id}`);
-        // createPublisher answers a refused login as it answers a cluster it cannot reach (see the report).
-        expect(refused.error).toMatchObject({ code: 'redis_unavailable', written: 'no' });
+        // A refused login is configuration to fix: not retryable, nothing written.
+        expect(refused.error).toMatchObject({ code: 'redis_rejected', retryable: false, written: 'no' });
         expect(refused.error.message).toMatch(/authorization violation/i);
         expect(refused.error.message).not.toContain(WRONG);
       }

@@ -44,6 +44,12 @@ export type JetStreamPublishError =
    * JetStream said. Nothing was written; this writer has lost its turn and must not retry blindly.
    */
   | { code: 'fenced'; retryable: false; written: 'no'; expectedId: StreamId; lastId: StreamId | null; message: string }
+  /**
+   * The NATS servers refused the writer's login (wrong or missing credentials, an expired
+   * account). Nothing was sent; retrying does not help until the credentials are fixed, though
+   * the next publish does try to log in again.
+   */
+  | { code: 'jetstream_unauthorized'; retryable: false; written: 'no'; message: string }
   /** JetStream refused this message for good (`errCode`: its API error code, e.g. a limit of the stream). */
   | { code: 'jetstream_rejected'; retryable: false; written: 'no'; status: number; errCode: number; message: string }
   /** writer.close() was called, or the NATS connection it was given is closed or draining. */

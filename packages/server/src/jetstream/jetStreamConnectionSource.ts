@@ -1,6 +1,6 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { AuthorizationError, connect, UserAuthenticationExpiredError } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_JETSTREAM_STREAM, parseJetStreamTarget } from '@streamgate/protocol';
 import type { JetStreamTargetAddress } from '@streamgate/protocol';
@@ -125,6 +125,11 @@ function ownedConnection(
           timer.promise,
         ]);
         if (outcome === 'open' && js !== null) return { ok: true, js };
+        // A refused login is configuration to fix, not an outage to wait out.
+        if (outcome instanceof AuthorizationError || outcome instanceof UserAuthenticationExpiredError) {
+          const message = `the NATS servers refused the login (${errorText(outcome)}); nothing was sent`;
+          return { ok: false, error: { code: 'jetstream_unauthorized', retryable: false, written: 'no', message } };
+        }
         const why = outcome === 'timeout' ? `no connection to ${address.servers.join(',')} within ${waitMs} ms` : errorText(outcome);
         return { ok: false, error: { code: 'jetstream_unavailable', retryable: true, written: 'no', message: `${why}; nothing was sent` } };
       } finally {

@@ -15,6 +15,7 @@ describe('publishErrorOfJetStream', () => {
         false,
         'no',
       ],
+      [{ code: 'jetstream_unauthorized', retryable: false, written: 'no', message: 'm7' }, 'redis_rejected', false, 'no'],
       [{ code: 'timeout', retryable: true, written: 'unknown', message: 'm5' }, 'timeout', true, 'unknown'],
       [{ code: 'closed', retryable: false, written: 'unknown', message: 'm6' }, 'closed', false, 'unknown'],
     ];

@@ -8,10 +8,10 @@ import type { JetStreamPublishError } from './JetStreamPublishError.js';
  * switch, a retry on `redis_unavailable`) handles a placement list mixing both logs unchanged:
  * - `jetstream_unavailable` (no connection, no stream leader, an election) is `redis_unavailable`,
  *   retryable, with the same `written`;
- * - `jetstream_rejected` (a limit of the stream, a subject another stream captures) and
+ * - `jetstream_rejected` (a limit of the stream, a subject another stream captures),
  *   `jetstream_stream_missing` (no JetStream stream holds the subject: create it, ensureJetStream)
- *   are `redis_rejected`, not retryable, `written: 'no'`: both are configuration to fix, not a
- *   moment to wait out;
+ *   and `jetstream_unauthorized` (the servers refused the login) are `redis_rejected`, not
+ *   retryable, `written: 'no'`: all are configuration to fix, not a moment to wait out;
  * - the input refusals, `timeout` and `closed` are PublishError's own.
  */
 export function publishErrorOfJetStream(error: JetStreamPublishError): PublishError {
@@ -27,6 +27,7 @@ export function publishErrorOfJetStream(error: JetStreamPublishError): PublishEr
       return { code: 'redis_unavailable', retryable: true, written: error.written, message: error.message };
     case 'jetstream_stream_missing':
     case 'jetstream_rejected':
+    case 'jetstream_unauthorized':
       return { code: 'redis_rejected', retryable: false, written: 'no', message: error.message };
     case 'fenced':
     case 'options_invalid':
