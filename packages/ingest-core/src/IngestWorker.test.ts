@@ -254,4 +254,27 @@ describe('IngestWorker', () => {
     await worker.tick();
     expect(order).toEqual(['renew c', 'acquire a', 'acquire b']);
   });
+
+  it('backs off a key whose state cannot be loaded, rather than taking its lease every tick', async () => {
+    const f = fleet(1);
+    const [w] = f.workers;
+    if (w === undefined) throw new Error('one worker');
+    let loads = 0;
+    f.writer.loadState = () => {
+      loads += 1;
+      return Promise.reject(new Error('the NATS servers refused the login'));
+    };
+    f.demand.keys.add('k');
+    // Ten ticks at one instant: without a backoff each would take the lease and load again; with
+    // it only a full-jitter draw of exactly 0 ms (1 in 1,000 at the first attempts) lets one through.
+    for (let i = 0; i < 10; i += 1) await w.tick();
+    expect(loads).toBeGreaterThanOrEqual(1);
+    expect(loads).toBeLessThan(5);
+    const before = loads;
+    // The backoff is capped at 30 s.
+    f.advance(30_000);
+    await w.tick();
+    expect(loads).toBe(before + 1);
+    expect(f.adapters[0]?.starts).toBe(0);
+  });
 });

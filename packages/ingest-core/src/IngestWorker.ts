@@ -128,6 +128,10 @@ export class IngestWorker {
       state = await writer.loadState(fence);
     } catch (error) {
       await this.options.leases.release(lease, workerId);
+      // As a failed run: without a backoff every tick would take and give back the lease (a new
+      // fencing token each time) and log the same failure.
+      const attempt = (this.retry.get(key)?.attempt ?? 0) + 1;
+      this.retry.set(key, { at: this.now() + backoffDelay(attempt, 500, 30_000), attempt });
       throw error;
     }
     this.options.events?.leaseChanged?.(key, 'acquired');

@@ -1,5 +1,5 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { InvalidArgumentError, RequestError } from '@nats-io/transport-node';
+import { AuthorizationError, InvalidArgumentError, RequestError, UserAuthenticationExpiredError } from '@nats-io/transport-node';
 import { errorMessage } from '../IngestError.js';
 import type { IngestError } from '../IngestError.js';
 
@@ -54,6 +54,10 @@ export function natsIngestError(error: unknown, doing: string): IngestError {
       retryable: true,
       message: `no responders, ${message} (the JetStream stream is missing or has no leader now)`,
     };
+  }
+  // A refused login: nothing was sent, and only new credentials (a restart with them) help.
+  if (causes(error).some((cause) => cause instanceof AuthorizationError || cause instanceof UserAuthenticationExpiredError)) {
+    return { code: 'jetstream_rejected', retryable: false, message: `the NATS servers refused the login, ${message}; nothing was sent` };
   }
   // The client refuses before sending (a payload over the server's max_payload): never passes.
   if (causes(error).some((cause) => cause instanceof InvalidArgumentError)) {
