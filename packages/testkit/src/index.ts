@@ -41,7 +41,7 @@ export type { KsResult } from './ksUniform.js';
 export { CHROMIUM_INSTALL_HINT, chromiumPath, startChromium } from './startChromium.js';
 export type { ChromiumBrowser, StartChromiumOptions } from './startChromium.js';
 export { startNatsCluster } from './startNatsCluster.js';
-export type { NatsCluster, NatsNode, StartNatsClusterOptions } from './startNatsCluster.js';
+export type { NatsAuth, NatsCluster, NatsNode, StartNatsClusterOptions } from './startNatsCluster.js';
 export { startRedisCluster } from './startRedisCluster.js';
 export type { RedisCluster, RedisClusterNode, RedisClusterRole, StartRedisClusterOptions } from './startRedisCluster.js';
 export { clusterKeysOnEveryPrimary } from './clusterKeysOnEveryPrimary.js';
