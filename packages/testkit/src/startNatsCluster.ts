@@ -58,6 +58,13 @@ export interface NatsCluster extends AsyncDisposable {
   thaw(index: number): void;
   /** Starts a killed node again on its ports, from its store. */
   restart(index: number): Promise<void>;
+  /**
+   * Rewrites every running node's config with the login `auth` and sends it SIGHUP, resolving
+   * once each has logged the reload: the server then refuses a client logging in with the old
+   * one and drops the connections that did. connect() logs in with `auth` from then on. Only for
+   * a cluster started with `auth` (the reload cannot add or remove the requirement).
+   */
+  reload(auth: NatsAuth): Promise<void>;
   /** The index of the node leading a JetStream stream now. */
   streamLeader(stream: string): Promise<number>;
   /** Closes every connection, stops every node, removes the stores. Idempotent. */
@@ -155,10 +162,14 @@ class RunningNatsCluster implements NatsCluster {
     private readonly dir: string,
     private readonly ports: readonly NodePorts[],
     private readonly echo: boolean | undefined,
-    readonly auth: NatsAuth | undefined,
+    private login: NatsAuth | undefined,
   ) {
     this.services = ports.map(() => undefined);
     this.servers = ports.map((p) => `nats://127.0.0.1:${p.client}`).join(',');
+  }
+
+  get auth(): NatsAuth | undefined {
+    return this.login;
   }
 
   get nodes(): readonly NatsNode[] {
@@ -203,8 +214,8 @@ class RunningNatsCluster implements NatsCluster {
     if (ports === undefined) throw new RangeError(`no NATS node ${index}`);
     const storeDir = join(this.dir, name);
     await mkdir(storeDir, { recursive: true });
-    const configFile = join(this.dir, `${name}.conf`);
-    await writeFile(configFile, nodeConfig(name, ports, this.ports, storeDir, this.auth));
+    const configFile = this.configFile(index);
+    await writeFile(configFile, nodeConfig(name, ports, this.ports, storeDir, this.login));
     const service = await spawnService({
       name: `nats-server:${name}:${ports.client}`,
       command: this.binary,
@@ -216,12 +227,34 @@ class RunningNatsCluster implements NatsCluster {
     await service.waitForLine(/Server is ready/, timeoutMs);
   }
 
+  private configFile(index: number): string {
+    return join(this.dir, `n${index + 1}.conf`);
+  }
+
+  async reload(auth: NatsAuth): Promise<void> {
+    if (this.login === undefined) throw new Error('reload(auth) needs a cluster started with auth');
+    const login = { username: auth.username, password: auth.password };
+    authorizationBlock(login);
+    this.login = login;
+    await Promise.all(
+      this.ports.map(async (ports, index) => {
+        const service = this.services[index];
+        if (service === undefined) return;
+        const name = `n${index + 1}`;
+        await writeFile(this.configFile(index), nodeConfig(name, ports, this.ports, join(this.dir, name), login));
+        const from = service.lineCount;
+        if (!service.signal('SIGHUP')) throw new Error(`NATS node ${name} is gone: it cannot reload`);
+        await service.waitForLine(/Reloaded server configuration/, 10_000, { fromLine: from });
+      }),
+    );
+  }
+
   async connect(options: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
     const nc = await connect({
       servers: this.ports.map((p) => `127.0.0.1:${p.client}`),
       maxReconnectAttempts: -1,
       reconnectTimeWait: 100,
-      ...(this.auth === undefined ? {} : { user: this.auth.username, pass: this.auth.password }),
+      ...(this.login === undefined ? {} : { user: this.login.username, pass: this.login.password }),
       ...options,
     });
     this.connections.add(nc);
