@@ -5,7 +5,8 @@ import type { SourceListener } from '../core/StreamSource.js';
 export type JetStreamReadKind = 'get' | 'info';
 
 /**
- * What failed: `connection`, the NATS connection (it reconnects by itself); `read`, a read of a
+ * What failed: `connection`, the NATS connection (it reconnects by itself, or is opened anew
+ * after a backoff once the servers refused the login or the client gave it up); `read`, a read of a
  * watched stream (retried with backoff); `check`, the periodic look at the JetStream stream;
  * `live`, a republished message the source could not read (its stream is read instead);
  * `republish`, the JetStream stream has no republish the relay can hear (RepublishMissingError):
@@ -27,6 +28,11 @@ export interface JetStreamSourceOptions {
   readonly listener: SourceListener;
   readonly onError: (operation: JetStreamOperation, error: Error) => void;
   readonly onRead: (kind: JetStreamReadKind) => void;
+  /**
+   * Every failed attempt to open a new NATS connection after the outage's first (which went to
+   * `onError('connection')`): to be counted, not logged again. Default `onError('connection')`.
+   */
+  readonly onConnectRetry?: (error: Error) => void;
   /** A watched stream is read again from its start, and its subscribers were told (listener.reset). */
   readonly onRecreated?: (stream: StreamName, cause: JetStreamResetCause) => void;
   /** The NATS connection came back after a loss; every watched stream is read from its position. */

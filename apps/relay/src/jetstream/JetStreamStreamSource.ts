@@ -1,5 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager, StreamInfo as JetStreamInfo } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { jetStreamSequence, jetStreamSubject, systemClock } from '@streamgate/protocol';
 import type { Clock, StreamId, StreamName } from '@streamgate/protocol';
 import type { RangePage, SourceResult, StreamInfo, StreamSource } from '../core/StreamSource.js';
@@ -25,7 +26,8 @@ export type { JetStreamSourceOptions } from './JetStreamSourceOptions.js';
  */
 export class JetStreamStreamSource implements StreamSource {
   private readonly link: NatsLink;
-  private readonly manager: Promise<JetStreamManager>;
+  /** The manager of the connection it was made on: a new connection (NatsLink) gets a new one. */
+  private manager: { readonly nc: NatsConnection; readonly jsm: Promise<JetStreamManager> } | null = null;
   private readonly reader: SubjectReader;
   private readonly check: StreamCheck;
   private readonly live: LiveStreams;
@@ -61,13 +63,10 @@ export class JetStreamStreamSource implements StreamSource {
         options.onReconnect?.();
       },
       onError: (error) => options.onError('connection', error),
+      onRetry: (error) => (options.onConnectRetry ?? ((retried) => options.onError('connection', retried)))(error),
     });
-    this.manager = this.link.whenOpen().then(async (nc) => {
-      // A new leader says so at once; the periodic check is the backstop for a lost advisory.
-      nc.subscribe(`$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.${this.jetStream}`, { callback: () => this.check.checkSoon() });
-      return jetstreamManager(nc, { timeout: this.timeoutMs, checkAPI: false });
-    });
-    this.manager.catch((thrown: unknown) => options.onError('connection', toError(thrown)));
+    // A new leader says so at once; the periodic check is the backstop for a lost advisory.
+    this.link.subscribe(`$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.${this.jetStream}`, () => this.check.checkSoon());
     this.reader = new SubjectReader(
       () => this.link.connection(this.timeoutMs),
       () => this.jsm(),
@@ -80,7 +79,8 @@ export class JetStreamStreamSource implements StreamSource {
       listener: options.listener,
       reader: this.reader,
       clock: this.clock,
-      connection: () => this.link.whenOpen(),
+      opened: () => this.link.whenOpen(),
+      subscribe: (subject, callback) => this.link.subscribe(subject, callback),
       maxConcurrentReads: options.maxConcurrentReads ?? 64,
       pollIntervalMs: options.pollIntervalMs ?? 1_000,
       suspect: () => this.check.checkSoon(),
@@ -188,7 +188,8 @@ export class JetStreamStreamSource implements StreamSource {
   }
 
   private async jsm(): Promise<JetStreamManager> {
-    await this.link.connection(this.timeoutMs);
-    return this.manager;
+    const nc = await this.link.connection(this.timeoutMs);
+    if (this.manager?.nc !== nc) this.manager = { nc, jsm: jetstreamManager(nc, { timeout: this.timeoutMs, checkAPI: false }) };
+    return this.manager.jsm;
   }
 }

@@ -1,8 +1,9 @@
 import { jetStreamSequence, jetStreamSubject, sleepOn } from '@streamgate/protocol';
 import type { Clock, StreamId, StreamName } from '@streamgate/protocol';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg } from '@nats-io/transport-node';
 import type { SourceListener, StreamEntry } from '../core/StreamSource.js';
 import type { JetStreamOperation, JetStreamResetCause } from './JetStreamSourceOptions.js';
+import type { LinkSubscription } from './NatsLink.js';
 import { jetStreamLiveSubject } from '@streamgate/protocol';
 import type { RepublishMode } from './republishMode.js';
 import { isStreamNotFound, toError } from './natsSourceError.js';
@@ -18,8 +19,10 @@ export interface LiveStreamsOptions {
   readonly listener: SourceListener;
   readonly reader: SubjectReader;
   readonly clock: Clock;
-  /** The open connection (it waits while the first connect is under way). */
-  readonly connection: () => Promise<NatsConnection>;
+  /** Resolves once the connection is open (it waits while the link is connecting or down); rejects once closed. */
+  readonly opened: () => Promise<void>;
+  /** A subscription the link makes again on every new connection (NatsLink). */
+  readonly subscribe: (subject: string, callback: (error: Error | null, msg: Msg) => void) => LinkSubscription;
   readonly maxConcurrentReads: number;
   readonly pollIntervalMs: number;
   /** A live message says an entry the reader delivered may be gone: look at the JetStream stream now. */
@@ -35,7 +38,7 @@ interface Watched {
   cursor: number;
   /** Moves on every reset: a read begun before one delivers nothing. */
   epoch: number;
-  sub: Subscription | null;
+  sub: LinkSubscription | null;
   /** Live messages that came while a read of the stream was queued or running, looked at after it. */
   held: RepublishedMessage[];
   /**
@@ -159,17 +162,16 @@ export class LiveStreams {
   }
 
   private async subscribe(w: Watched): Promise<void> {
-    let nc: NatsConnection;
     try {
-      nc = await this.options.connection();
+      await this.options.opened();
     } catch (thrown) {
-      // Closed before it ever connected: there is nothing to read from.
+      // Closed before it connected: there is nothing to read from.
       if (this.watched.get(w.stream) === w) this.options.onError('connection', toError(thrown));
       return;
     }
     if (this.watched.get(w.stream) !== w) return;
     const live = jetStreamLiveSubject(this.options.jetStream, w.stream);
-    w.sub = nc.subscribe(live, { callback: (error, msg) => this.heard(w, error, msg) });
+    w.sub = this.options.subscribe(live, (error, msg) => this.heard(w, error, msg));
     // The subscription is sent before this read: whatever was stored before the server knew of
     // it is in the read, whatever after it is republished (and skipped if the read had it).
     this.queue.request(w.stream);
