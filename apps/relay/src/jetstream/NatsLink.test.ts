@@ -120,7 +120,11 @@ describe('NatsLink', () => {
         message: 'the link never went down and retried after the password was rotated',
       });
       await expect(link.connection(1_000)).rejects.toThrow();
-      expect(text(errors)).toMatch(/authorization violation/i);
+      // Logged: the loss, and the refusal with its reason; the client's further refused attempts and the new connection's only counted.
+      expect(errors).toHaveLength(2);
+      expect(errors.map((error) => error.message)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^disconnected from /), expect.stringMatching(/authorization violation/i)]),
+      );
       const logged = errors.length;
 
       await cluster().reload({ username: USER, password: FIRST });

@@ -229,13 +229,19 @@ export class NatsLink {
       // Other statuses (reconnecting, ping, cluster updates, lame duck) change nothing here:
       // the client moves on by itself, and a move shows as disconnect then reconnect.
       if (status.type === 'disconnect') {
+        // The loss is logged; a refused attempt of the client's own reconnect shows as another
+        // disconnect, counted only.
+        if (state.kind === 'open') this.options.onError(new Error(`disconnected from ${status.server}`));
+        else this.options.onRetry(new Error(`disconnected from ${status.server}`));
         this.state = { kind: 'reconnecting', nc };
-        this.options.onError(new Error(`disconnected from ${status.server}`));
       } else if (status.type === 'reconnect') {
         this.state = { kind: 'open', nc };
+        this.outageLogged = false;
         this.options.onReconnect();
       } else if (status.type === 'error') {
-        this.options.onError(status.error);
+        // While reconnecting, the first error (a refused login, with its reason) is the outage's line.
+        if (state.kind === 'reconnecting') this.report(status.error);
+        else this.options.onError(status.error);
       }
     }
   }
