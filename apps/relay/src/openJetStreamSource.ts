@@ -30,6 +30,12 @@ export function openJetStreamSource(
       metrics.jetStreamErrors.inc({ target, operation });
       log.warn({ err: error, operation, target }, 'jetstream error');
     },
+    // The link logs the loss and the refusal once per outage (through onError); each further
+    // attempt is counted, and logged only at debug, so a long outage does not flood the log.
+    onConnectRetry: (error) => {
+      metrics.jetStreamErrors.inc({ target, operation: 'connection' });
+      log.debug({ err: error, target }, 'jetstream connection refused again');
+    },
     onRead: (kind) => metrics.jetStreamReads.inc({ target, kind }),
     onRecreated: (stream, cause) => {
       metrics.jetStreamStreamResets.inc({ target, cause });
