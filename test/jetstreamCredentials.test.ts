@@ -1,11 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { defineStream, jetStreamSequence, jetStreamSubject } from '@streamgate/protocol';
-import { createPublisher, createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
+import { createPublisher } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
 import { ensureJetStream } from '@streamgate/server/jetstream';
 import { spawnIngest, startAnvil, startFaultProxy, startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
@@ -16,6 +13,8 @@ import { auditBlocks, readJetStreamEvents } from './support/jetStreamIngestEvent
 import { mineEvery } from './support/mineEvery.js';
 import { probeSubscribe } from './support/probeSubscribe.js';
 import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
+import { fileKeyTokens } from './support/fileKeyTokens.js';
+import type { FileKeyTokens } from './support/fileKeyTokens.js';
 
 /*
  * Every component that takes NATS credentials, against a 3-node JetStream cluster that requires a
@@ -39,7 +38,7 @@ let anvil: AnvilNode | undefined;
 let proxy: FaultProxy | undefined;
 let jsm: JetStreamManager;
 let tokens: TokenIssuer;
-let dir = '';
+let keyFile: FileKeyTokens | undefined;
 /** The cluster by its seeds, as tokens and the allowlist name it (no credentials: §17). */
 let target = '';
 const relays: RelayProcess[] = [];
@@ -56,19 +55,15 @@ beforeAll(async () => {
   jsm = await jetstreamManager(await nats.connect());
   const created = await ensureJetStream(jsm, { stream: JETSTREAM }, { replicas: 3 });
   if (!created.ok) throw new Error(created.error.message);
-  const key = await generateSigningKey('ES256', 'credentials-key');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([key]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  tokens = createTokenIssuer({ keys: keys.keys, issuer: ISSUER, audience: AUDIENCE, redis: redis.url });
-  dir = await mkdtemp(join(tmpdir(), 'jetstream-credentials-'));
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
+  keyFile = await fileKeyTokens({ kid: 'credentials-key', issuer: ISSUER, audience: AUDIENCE, redis: redis.url });
+  tokens = keyFile.tokens;
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all([...relays, ...workers].map((process) => process.service.stop()));
   await proxy?.close();
   await Promise.all([nats?.stop(), redis?.stop(), anvil?.stop()]);
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await keyFile?.remove();
 });
 
 async function startRelay(name: string, password: string): Promise<RelayProcess> {
@@ -77,7 +72,7 @@ async function startRelay(name: string, password: string): Promise<RelayProcess>
     issuer: ISSUER,
     audience: AUDIENCE,
     redisAllowlist: redis?.url ?? '',
-    jwksFile: join(dir, 'jwks.json'),
+    jwksFile: keyFile?.jwksFile ?? '',
     env: {
       RELAY_JETSTREAM_ALLOWLIST: target,
       RELAY_NATS_USERNAME: USER,

@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { createTRPCClient, httpBatchLink } from '@trpc/client';
@@ -8,7 +5,6 @@ import type { Redis } from 'ioredis';
 import type { DemoRouter } from '@streamgate/auth';
 import { INGEST_DEMAND_KEY, RedisDemandRegistry } from '@streamgate/demand';
 import { defineStream } from '@streamgate/protocol';
-import { createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
 import { ensureJetStream } from '@streamgate/server/jetstream';
 import { spawnAuth, startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
@@ -17,6 +13,8 @@ import { openFrameLog } from './support/frameLog.js';
 import type { FrameLog } from './support/frameLog.js';
 import { metricValue } from './support/startFleet.js';
 import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
+import { fileKeyTokens } from './support/fileKeyTokens.js';
+import type { FileKeyTokens } from './support/fileKeyTokens.js';
 
 /**
  * Demand for streams on a JetStream target (docs/protocol.md §17, "What stays in Redis"): such a
@@ -37,7 +35,7 @@ let auth: AppProcess | undefined;
 let relay: RelayProcess | undefined;
 let tokens: TokenIssuer;
 let jetStreamTarget = '';
-let dir = '';
+let keyFile: FileKeyTokens | undefined;
 let demand: Redis;
 
 beforeAll(async () => {
@@ -45,12 +43,9 @@ beforeAll(async () => {
   jetStreamTarget = `nats://${nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}/TASKS`;
   const ensured = await ensureJetStream(await jetstreamManager(await nats.connect()), { stream: 'TASKS' });
   if (!ensured.ok) throw new Error(ensured.error.message);
-  const key = await generateSigningKey('ES256', 'jetstream-demand-key');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([key]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  tokens = createTokenIssuer({ keys: keys.keys, issuer: ISSUER, audience: AUDIENCE, redis: jetStreamTarget });
-  dir = await mkdtemp(join(tmpdir(), 'jetstream-demand-'));
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
+  const keys = await fileKeyTokens({ kid: 'jetstream-demand-key', issuer: ISSUER, audience: AUDIENCE, redis: jetStreamTarget });
+  keyFile = keys;
+  tokens = keys.tokens;
   const demandUrl = demandRedis.url;
   [auth, relay] = await Promise.all([
     // Every token this auth mints names the JetStream target; `demo:auth-` streams are ingest-backed.
@@ -58,7 +53,7 @@ beforeAll(async () => {
       issuer: ISSUER,
       audience: AUDIENCE,
       redisUrl: jetStreamTarget,
-      signingKeys: JSON.stringify([key]),
+      signingKeys: keys.signingKeysJson,
       env: {
         NODE_ENV: 'test',
         AUTH_DEMO_ROUTER: 'true',
@@ -73,7 +68,7 @@ beforeAll(async () => {
       issuer: ISSUER,
       audience: AUDIENCE,
       redisAllowlist: `${otherRedis.url},${demandUrl}`,
-      jwksFile: join(dir, 'jwks.json'),
+      jwksFile: keyFile?.jwksFile ?? '',
       env: {
         RELAY_JETSTREAM_ALLOWLIST: jetStreamTarget,
         RELAY_JETSTREAM_DEMAND_TARGET: demandUrl,
@@ -91,7 +86,7 @@ afterAll(async () => {
   await auth?.service.stop();
   await nats?.stop();
   await Promise.all([demandRedis?.stop(), otherRedis?.stop()]);
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await keyFile?.remove();
 });
 
 async function redisNowMs(client: Redis): Promise<number> {

@@ -1,12 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { backoffDelay, defineStream, jetStreamSequence, streamOfJetStreamSubject } from '@streamgate/protocol';
-import { createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
 import { createJetStreamWriter, ensureJetStream } from '@streamgate/server/jetstream';
 import type { JetStreamWriter } from '@streamgate/server/jetstream';
@@ -15,6 +11,8 @@ import type { NatsCluster, RedisServer, RelayProcess } from '@streamgate/testkit
 import { openFrameLog } from './support/frameLog.js';
 import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
 import type { FrameLog, WireFrame } from './support/frameLog.js';
+import { fileKeyTokens } from './support/fileKeyTokens.js';
+import type { FileKeyTokens } from './support/fileKeyTokens.js';
 
 /*
  * Issue 25, "Must show", through real relay processes and a real 3-node nats-server cluster:
@@ -49,7 +47,7 @@ let redis: RedisServer | undefined;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 let tokens: TokenIssuer;
-let dir = '';
+let keyFile: FileKeyTokens | undefined;
 let seeds = '';
 const relays: RelayProcess[] = [];
 const logs: FrameLog[] = [];
@@ -63,7 +61,7 @@ async function startRelay(name: string, env: Readonly<Record<string, string>> = 
     issuer: ISSUER,
     audience: AUDIENCE,
     redisAllowlist: redis?.url ?? '',
-    jwksFile: join(dir, 'jwks.json'),
+    jwksFile: keyFile?.jwksFile ?? '',
     env: {
       RELAY_JETSTREAM_ALLOWLIST: [...killStreams, 'FROZEN', 'FLOWING'].map(targetOf).join(' '),
       ...env,
@@ -78,12 +76,8 @@ beforeAll(async () => {
   seeds = nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
   nc = await nats.connect();
   jsm = await jetstreamManager(nc, { timeout: 2_000 });
-  const key = await generateSigningKey('ES256', 'jetstream-failover-key');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([key]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  tokens = createTokenIssuer({ keys: keys.keys, issuer: ISSUER, audience: AUDIENCE, redis: targetOf('FLOWING') });
-  dir = await mkdtemp(join(tmpdir(), 'jetstream-failover-'));
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
+  keyFile = await fileKeyTokens({ kid: 'jetstream-failover-key', issuer: ISSUER, audience: AUDIENCE, redis: targetOf('FLOWING') });
+  tokens = keyFile.tokens;
   // Relay a as deployed: a target silent for 3 s (an election can take longer) ends its
   // subscriptions, and the clients resubscribe. Relay b holds its subscriptions through an
   // outage, so that its own reads from each stream's position are what delivers.
@@ -95,7 +89,7 @@ afterAll(async () => {
   for (const relay of relays) await relay.service.stop();
   await nats?.stop();
   await redis?.stop();
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await keyFile?.remove();
 });
 
 /** The last message of each retried refusal code, for the report. */

@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
@@ -9,7 +6,6 @@ import { INGEST_DEMAND_KEY } from '@streamgate/demand';
 import { ingestKeys } from '@streamgate/ingest-core/redis';
 import { ingestEventSchema } from '@streamgate/ingest-events';
 import { defineStream, jetStreamId, jetStreamSubject } from '@streamgate/protocol';
-import { createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
 import { ensureJetStream } from '@streamgate/server/jetstream';
 import { spawnIngest, startAnvil, startFaultProxy, startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
@@ -21,6 +17,8 @@ import { auditBlocks, readJetStreamEvents } from './support/jetStreamIngestEvent
 import { mineEvery } from './support/mineEvery.js';
 import type { Miner } from './support/mineEvery.js';
 import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
+import { fileKeyTokens } from './support/fileKeyTokens.js';
+import type { FileKeyTokens } from './support/fileKeyTokens.js';
 
 /*
  * Issue 25, Deliver 4: "Demand and leases work when a stream's target is NATS", end to end and
@@ -55,7 +53,7 @@ let relay: RelayProcess | undefined;
 let ingest: AppProcess | undefined;
 let tokens: TokenIssuer;
 let miner: Miner | undefined;
-let dir = '';
+let keyFile: FileKeyTokens | undefined;
 
 beforeAll(async () => {
   [anvil, nats, redisServer] = await Promise.all([startAnvil(), startNatsCluster(), startRedis()]);
@@ -65,19 +63,15 @@ beforeAll(async () => {
   const ensured = await ensureJetStream(jsm, { stream: JETSTREAM }, { replicas: 3 });
   if (!ensured.ok) throw new Error(ensured.error.message);
   const target = `nats://${nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}/${JETSTREAM}`;
-  const key = await generateSigningKey('ES256', 'js-ingest-demand-key');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([key]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  tokens = createTokenIssuer({ keys: keys.keys, issuer: ISSUER, audience: AUDIENCE, redis: target });
-  dir = await mkdtemp(join(tmpdir(), 'js-ingest-demand-'));
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
+  keyFile = await fileKeyTokens({ kid: 'js-ingest-demand-key', issuer: ISSUER, audience: AUDIENCE, redis: target });
+  tokens = keyFile.tokens;
   [relay, ingest] = await Promise.all([
     spawnFileKeyRelay({
       name: 'relay-js-ingest-demand',
       issuer: ISSUER,
       audience: AUDIENCE,
       redisAllowlist: redisServer.url,
-      jwksFile: join(dir, 'jwks.json'),
+      jwksFile: keyFile?.jwksFile ?? '',
       env: {
         RELAY_JETSTREAM_ALLOWLIST: target,
         RELAY_JETSTREAM_DEMAND_TARGET: redisServer.url,
@@ -108,7 +102,7 @@ afterAll(async () => {
   await Promise.all([relay?.service.stop(), ingest?.service.stop()]);
   await proxy?.close();
   await Promise.all([nats?.stop(), redisServer?.stop(), anvil?.stop()]);
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await keyFile?.remove();
 });
 
 const leaseKey = ingestKeys('sg:ingest:', STREAM).lease;

@@ -1,10 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { defineStream } from '@streamgate/protocol';
-import { createPublisher, createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
+import { createPublisher } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
 import { ensureJetStream } from '@streamgate/server/jetstream';
 import { startNatsCluster, startRedis, waitFor } from '@streamgate/testkit';
@@ -12,6 +9,8 @@ import type { NatsCluster, RedisServer, RelayProcess } from '@streamgate/testkit
 import { openFrameLog } from './support/frameLog.js';
 import { probeSubscribe } from './support/probeSubscribe.js';
 import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
+import { fileKeyTokens } from './support/fileKeyTokens.js';
+import type { FileKeyTokens } from './support/fileKeyTokens.js';
 
 /*
  * A relay whose NATS login is refused (a wrong password at its start, or the server's password
@@ -32,7 +31,7 @@ const task = defineStream<{ n: number }>('task');
 let redis: RedisServer | undefined;
 let nats: NatsCluster | undefined;
 let tokens: TokenIssuer;
-let dir = '';
+let keyFile: FileKeyTokens | undefined;
 let target = '';
 const relays: RelayProcess[] = [];
 
@@ -43,18 +42,14 @@ beforeAll(async () => {
   const created = await ensureJetStream(await jetstreamManager(nc), { stream: JETSTREAM }, { replicas: 3 });
   await nc.close();
   if (!created.ok) throw new Error(created.error.message);
-  const key = await generateSigningKey('ES256', 'login-recovery-key');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([key]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  tokens = createTokenIssuer({ keys: keys.keys, issuer: ISSUER, audience: AUDIENCE, redis: redis.url });
-  dir = await mkdtemp(join(tmpdir(), 'jetstream-login-recovery-'));
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
+  keyFile = await fileKeyTokens({ kid: 'login-recovery-key', issuer: ISSUER, audience: AUDIENCE, redis: redis.url });
+  tokens = keyFile.tokens;
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all(relays.map((relay) => relay.service.stop()));
   await Promise.all([nats?.stop(), redis?.stop()]);
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await keyFile?.remove();
 });
 
 function cluster(): NatsCluster {
@@ -68,7 +63,7 @@ async function startRelay(name: string): Promise<RelayProcess> {
     issuer: ISSUER,
     audience: AUDIENCE,
     redisAllowlist: redis?.url ?? '',
-    jwksFile: join(dir, 'jwks.json'),
+    jwksFile: keyFile?.jwksFile ?? '',
     env: { RELAY_JETSTREAM_ALLOWLIST: target, RELAY_NATS_USERNAME: USER, RELAY_NATS_PASSWORD: RELAY_PW },
   });
   relays.push(relay);

@@ -1,17 +1,15 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { defineStream, jetStreamId, jetStreamRepublish, jetStreamSubject } from '@streamgate/protocol';
-import { createTokenIssuer, generateSigningKey, jwksDocument, SigningKeySet } from '@streamgate/server';
 import type { TokenIssuer } from '@streamgate/server';
 import { startNatsCluster, startRedis } from '@streamgate/testkit';
 import type { NatsCluster, RedisServer, RelayProcess } from '@streamgate/testkit';
 import { openFrameLog } from './support/frameLog.js';
 import { spawnFileKeyRelay } from './support/spawnFileKeyRelay.js';
 import type { FrameLog, WireFrame } from './support/frameLog.js';
+import { fileKeyTokens } from './support/fileKeyTokens.js';
+import type { FileKeyTokens } from './support/fileKeyTokens.js';
 
 const ISSUER = 'jetstream-auth';
 const AUDIENCE = 'jetstream-relay';
@@ -22,7 +20,7 @@ let nats: NatsCluster | undefined;
 let js: JetStreamClient;
 const relays: RelayProcess[] = [];
 let tokens: TokenIssuer;
-let dir = '';
+let keyFile: FileKeyTokens | undefined;
 let tasksTarget = '';
 let trimTarget = '';
 
@@ -32,7 +30,7 @@ async function startRelay(name: string): Promise<RelayProcess> {
     issuer: ISSUER,
     audience: AUDIENCE,
     redisAllowlist: redis?.url ?? '',
-    jwksFile: join(dir, 'jwks.json'),
+    jwksFile: keyFile?.jwksFile ?? '',
     env: {
       RELAY_JETSTREAM_ALLOWLIST: `${tasksTarget} ${trimTarget}`,
       RELAY_REDIS_DOWN_AFTER_MS: '1000',
@@ -58,19 +56,15 @@ beforeAll(async () => {
     republish: jetStreamRepublish('TRIM'),
   });
   js = jetstream(nc);
-  const key = await generateSigningKey('ES256', 'jetstream-key');
-  const keys = await SigningKeySet.fromJson(JSON.stringify([key]));
-  if (!keys.ok) throw new Error(keys.error.message);
-  tokens = createTokenIssuer({ keys: keys.keys, issuer: ISSUER, audience: AUDIENCE, redis: redis.url });
-  dir = await mkdtemp(join(tmpdir(), 'jetstream-relay-'));
-  await writeFile(join(dir, 'jwks.json'), JSON.stringify(jwksDocument(keys.keys)));
+  keyFile = await fileKeyTokens({ kid: 'jetstream-key', issuer: ISSUER, audience: AUDIENCE, redis: redis.url });
+  tokens = keyFile.tokens;
 }, 90_000);
 
 afterAll(async () => {
   for (const relay of relays) await relay.service.stop();
   await nats?.stop();
   await redis?.stop();
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await keyFile?.remove();
 });
 
 /** The event frames of task `stream` (event frames name the stream, not the subscription). */
