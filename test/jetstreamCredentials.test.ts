@@ -51,7 +51,7 @@ beforeAll(async () => {
     startAnvil(),
   ]);
   proxy = await startFaultProxy(anvil);
-  target = `nats://${nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}/${JETSTREAM}`;
+  target = nats.jetStreamTarget(JETSTREAM);
   jsm = await jetstreamManager(await nats.connect());
   const created = await ensureJetStream(jsm, { stream: JETSTREAM }, { replicas: 3 });
   if (!created.ok) throw new Error(created.error.message);

@@ -40,7 +40,7 @@ let demand: Redis;
 
 beforeAll(async () => {
   [demandRedis, otherRedis, nats] = await Promise.all([startRedis(), startRedis(), startNatsCluster()]);
-  jetStreamTarget = `nats://${nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}/TASKS`;
+  jetStreamTarget = nats.jetStreamTarget('TASKS');
   const ensured = await ensureJetStream(await jetstreamManager(await nats.connect()), { stream: 'TASKS' });
   if (!ensured.ok) throw new Error(ensured.error.message);
   const keys = await fileKeyTokens({ kid: 'jetstream-demand-key', issuer: ISSUER, audience: AUDIENCE, redis: jetStreamTarget });

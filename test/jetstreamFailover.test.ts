@@ -48,12 +48,14 @@ let nc: NatsConnection;
 let jsm: JetStreamManager;
 let tokens: TokenIssuer;
 let keyFile: FileKeyTokens | undefined;
-let seeds = '';
 const relays: RelayProcess[] = [];
 const logs: FrameLog[] = [];
 
 const killStreams = Array.from({ length: ROUNDS }, (_, i) => `KILL${i + 1}`);
-const targetOf = (jetStream: string): string => `nats://${seeds}/${jetStream}`;
+const targetOf = (jetStream: string): string => {
+  if (nats === undefined) throw new Error('beforeAll did not start the NATS cluster');
+  return nats.jetStreamTarget(jetStream);
+};
 
 async function startRelay(name: string, env: Readonly<Record<string, string>> = {}): Promise<RelayProcess> {
   const relay = await spawnFileKeyRelay({
@@ -73,7 +75,6 @@ async function startRelay(name: string, env: Readonly<Record<string, string>> = 
 
 beforeAll(async () => {
   [redis, nats] = await Promise.all([startRedis(), startNatsCluster()]);
-  seeds = nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
   nc = await nats.connect();
   jsm = await jetstreamManager(nc, { timeout: 2_000 });
   keyFile = await fileKeyTokens({ kid: 'jetstream-failover-key', issuer: ISSUER, audience: AUDIENCE, redis: targetOf('FLOWING') });

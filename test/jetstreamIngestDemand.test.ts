@@ -62,7 +62,7 @@ beforeAll(async () => {
   jsm = await jetstreamManager(await nats.connect());
   const ensured = await ensureJetStream(jsm, { stream: JETSTREAM }, { replicas: 3 });
   if (!ensured.ok) throw new Error(ensured.error.message);
-  const target = `nats://${nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}/${JETSTREAM}`;
+  const target = nats.jetStreamTarget(JETSTREAM);
   keyFile = await fileKeyTokens({ kid: 'js-ingest-demand-key', issuer: ISSUER, audience: AUDIENCE, redis: target });
   tokens = keyFile.tokens;
   [relay, ingest] = await Promise.all([

@@ -37,7 +37,7 @@ const relays: RelayProcess[] = [];
 
 beforeAll(async () => {
   [redis, nats] = await Promise.all([startRedis(), startNatsCluster({ auth: { username: USER, password: SERVER_FIRST } })]);
-  target = `nats://${nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',')}/${JETSTREAM}`;
+  target = nats.jetStreamTarget(JETSTREAM);
   const nc = await nats.connect();
   const created = await ensureJetStream(await jetstreamManager(nc), { stream: JETSTREAM }, { replicas: 3 });
   await nc.close();

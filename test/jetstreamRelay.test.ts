@@ -42,9 +42,8 @@ async function startRelay(name: string): Promise<RelayProcess> {
 
 beforeAll(async () => {
   [redis, nats] = await Promise.all([startRedis(), startNatsCluster()]);
-  const seeds = nats.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
-  tasksTarget = `nats://${seeds}/TASKS`;
-  trimTarget = `nats://${seeds}/TRIM`;
+  tasksTarget = nats.jetStreamTarget('TASKS');
+  trimTarget = nats.jetStreamTarget('TRIM');
   const nc = await nats.connect();
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: 'TASKS', subjects: ['TASKS.*'], num_replicas: 3, republish: jetStreamRepublish('TASKS') });

@@ -48,6 +48,8 @@ export interface NatsCluster extends AsyncDisposable {
   readonly servers: string;
   /** The login every node requires, when started with `auth`. */
   readonly auth: NatsAuth | undefined;
+  /** The docs/protocol.md §17 target naming JetStream stream `stream` by every node as a seed (no credentials). */
+  jetStreamTarget(stream: string): string;
   /** A connection to the cluster by all its seeds (reconnecting for ever, as `auth`'s user); closed by stop(). */
   connect(options?: Partial<ConnectionOptions>): Promise<NatsConnection>;
   /** Kills node `index` (default SIGKILL: a crash); its store stays for restart(). */
@@ -179,6 +181,10 @@ class RunningNatsCluster implements NatsCluster {
       url: `nats://127.0.0.1:${p.client}`,
       service: this.services[i],
     }));
+  }
+
+  jetStreamTarget(stream: string): string {
+    return `nats://${this.ports.map((p) => `127.0.0.1:${p.client}`).join(',')}/${stream}`;
   }
 
   async startAll(timeoutMs: number): Promise<void> {
