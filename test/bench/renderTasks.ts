@@ -11,6 +11,7 @@ export const SERIES_LABEL: Record<TaskSeries, string> = {
   'relay-jetstream': 'streamgate relay, JetStream (R1)',
   // Its log column is the sum over the three nats-servers: never to be read as one server's, as R1's is.
   'relay-jetstream-r3': 'streamgate relay, JetStream R3 (3 nodes, log CPU summed)',
+  'uws-floor': 'floor: bare uWS on the live channels',
   wsrelay: 'ws + ioredis relay',
   socketio: 'Socket.IO 4 + redis-streams',
 };
@@ -19,6 +20,7 @@ const SERIES_COLOR: Record<TaskSeries, string> = {
   'relay-notify': '#2563eb',
   'relay-jetstream': '#059669',
   'relay-jetstream-r3': '#7c3aed',
+  'uws-floor': '#64748b',
   wsrelay: '#d97706',
   socketio: '#dc2626',
 };
@@ -114,7 +116,8 @@ export function renderTasksMarkdown(results: readonly TaskResult[], stepMs: numb
   return lines;
 }
 
-const RELAY_SERIES = ['relay-batch', 'relay-notify'] as const satisfies readonly TaskSeries[];
+// The series each weighed against Socket.IO: the relay's, and the floor of its live path.
+const RELAY_SERIES = ['relay-batch', 'relay-notify', 'uws-floor'] as const satisfies readonly TaskSeries[];
 
 /** `a` ÷ `b` of one metric: the ratio of the medians, and the range of the paired rounds' ratios. */
 function ratioCell(a: TaskResult, b: TaskResult, metric: (r: TaskResult) => number | null): string {
@@ -146,6 +149,14 @@ function renderRoundRatios(results: readonly TaskResult[], workloads: readonly s
           `Redis µs/entry ${ratioCell(relay, socketio, (r) => r.redisUsPerEntry)}; ${pairedCount(relay, socketio)}`,
       );
     }
+  }
+  for (const w of workloads) {
+    const floor = results.find((r) => r.workload === w && r.series === 'uws-floor' && r.rounds !== undefined);
+    const relay = results.find((r) => r.workload === w && r.series === 'relay-notify' && r.rounds !== undefined);
+    if (floor === undefined || relay === undefined) continue;
+    lines.push(
+      `- ${w}, ${SERIES_LABEL['relay-notify']} ÷ ${SERIES_LABEL['uws-floor']}: server µs/entry ${ratioCell(relay, floor, (r) => r.serverUsPerEntry)}; ${pairedCount(relay, floor)}`,
+    );
   }
   if (lines.length === 0) return [];
   return [

@@ -39,7 +39,7 @@ describe('BENCH_JETSTREAM_REPLICAS', () => {
 
   it('keeps the R3 series out of BENCH_SERIES: the replica count is said once, by BENCH_JETSTREAM_REPLICAS', () => {
     expect(() => parseBenchEnv({ BENCH_SERIES: 'relay-jetstream-r3' })).toThrow(
-      /BENCH_SERIES=relay-batch,relay-notify,relay-jetstream,wsrelay,socketio/,
+      /BENCH_SERIES=relay-batch,relay-notify,relay-jetstream,uws-floor,wsrelay,socketio/,
     );
   });
 

@@ -87,6 +87,15 @@ describe('seriesSetup', () => {
       expect(seriesSetup(series, 19_968).log).toBe('redis');
   });
 
+  it("reads the floor series from the live channels, written by the relay's writer on a Redis notifying Kt", () => {
+    const floor = seriesSetup('uws-floor', 0);
+    expect(floor.kind).toBe('uws');
+    expect(floor.writer).toBe('relay');
+    expect(floor.env).toEqual({ BENCH_UWS_FEED: 'redis' });
+    expect(floor.redisArgs).toEqual(seriesSetup('relay-notify', 0).redisArgs);
+    expect(seriesSetup('relay-notify', 0).writer).toBeUndefined();
+  });
+
   it("raises Redis's client limit for the ws relay's connection per stream", () => {
     expect(seriesSetup('wsrelay', 19_968).redisArgs).toEqual(['--maxclients', '19968']);
     expect(seriesSetup('socketio', 19_968).redisArgs).toEqual([]);
@@ -96,6 +105,9 @@ describe('seriesSetup', () => {
     expect(seriesOf(['relay'])).toEqual(['relay-batch', 'relay-notify']);
     expect(seriesOf(['uws', 'socketio', 'wsrelay'])).toEqual(['wsrelay', 'socketio']);
     expect(seriesOf(['uws'])).toEqual([]);
+    // The floor of the live path is opt-in, as the JetStream series are: it would change the default run.
+    expect(seriesOf(['uws'], ['uws-floor'])).toEqual(['uws-floor']);
+    expect(seriesOf(['relay', 'socketio'], ['relay-notify', 'uws-floor', 'socketio'])).toEqual(['relay-notify', 'socketio']);
   });
 
   it('runs the JetStream series only when BENCH_SERIES names it, in TASK_SERIES order', () => {
@@ -175,7 +187,7 @@ describe('BENCH_SERIES', () => {
 
   it('refuses an unknown series, naming every one', () => {
     expect(() => parseBenchEnv({ BENCH_SERIES: 'relay-nats' })).toThrow(
-      /BENCH_SERIES=relay-batch,relay-notify,relay-jetstream,wsrelay,socketio/,
+      /BENCH_SERIES=relay-batch,relay-notify,relay-jetstream,uws-floor,wsrelay,socketio/,
     );
   });
 });

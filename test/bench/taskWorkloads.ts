@@ -19,14 +19,22 @@ export interface TaskWorkload {
  * JetStream target (the log is nats-server, Redis only its allowlist's): relay-jetstream on one
  * R1 stream of one nats-server, relay-jetstream-r3 on an R3 stream of a 3-node cluster.
  */
-export const TASK_SERIES = ['relay-batch', 'relay-notify', 'relay-jetstream', 'relay-jetstream-r3', 'wsrelay', 'socketio'] as const;
+export const TASK_SERIES = [
+  'relay-batch',
+  'relay-notify',
+  'relay-jetstream',
+  'relay-jetstream-r3',
+  'uws-floor',
+  'wsrelay',
+  'socketio',
+] as const;
 export type TaskSeries = (typeof TASK_SERIES)[number];
 
 /**
  * Series that run only when BENCH_SERIES names them: the JetStream ones need a nats-server binary
  * and were added after the default set, whose runs (and their time budget) they would change.
  */
-export const OPT_IN_TASK_SERIES: readonly TaskSeries[] = ['relay-jetstream', 'relay-jetstream-r3'];
+export const OPT_IN_TASK_SERIES: readonly TaskSeries[] = ['relay-jetstream', 'relay-jetstream-r3', 'uws-floor'];
 
 /** Replicas of the JetStream stream a JetStream series may run with (BENCH_JETSTREAM_REPLICAS). */
 export const JETSTREAM_REPLICAS = [1, 3] as const;
@@ -60,6 +68,8 @@ export interface SeriesSetup {
   readonly jetStreamReplicas?: JetStreamReplicas;
   /** Extra environment of the server process. */
   readonly env: Readonly<Record<string, string>>;
+  /** The server kind whose writer writes the entries; default `kind`'s (createPublisher). */
+  readonly writer?: ServerKind;
   /** Extra `redis-server` arguments. */
   readonly redisArgs: readonly string[];
 }
@@ -117,6 +127,16 @@ export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup
         log: 'jetstream',
         jetStreamReplicas: series === 'relay-jetstream' ? 1 : 3,
         env: { RELAY_READ_MODE: 'notify' },
+        redisArgs: ['--notify-keyspace-events', 'Kt'],
+      };
+    case 'uws-floor':
+      // The relay's live path with nothing of the relay's own (servers/uwsRedisFeed.ts): written
+      // by createPublisher, read from the live channels beside the keyspace ones, as the relay is.
+      return {
+        kind: 'uws',
+        log: 'redis',
+        writer: 'relay',
+        env: { BENCH_UWS_FEED: 'redis' },
         redisArgs: ['--notify-keyspace-events', 'Kt'],
       };
     case 'wsrelay':
