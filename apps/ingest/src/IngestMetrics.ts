@@ -59,7 +59,7 @@ export class IngestMetrics {
   });
   private readonly dedupe = new Counter({
     name: 'ingest_dedupe_hits_total',
-    help: 'Events dropped as already written (memory: seen hash; redis: dedupe key)',
+    help: 'Events dropped as already written (memory: seen hash; redis or jetstream: the log refused a written dedupe id)',
     labelNames: ['stream', 'where'],
     registers: [this.registry],
   });
@@ -115,7 +115,11 @@ export class IngestMetrics {
     registers: [this.registry],
   });
 
-  constructor(private readonly log: Logger) {
+  /** `entryLog`: where entries are written, which is where a write's dedupe id is checked. */
+  constructor(
+    private readonly log: Logger,
+    private readonly entryLog: 'redis' | 'jetstream' = 'redis',
+  ) {
     collectDefaultMetrics({ register: this.registry });
   }
 
@@ -146,7 +150,7 @@ export class IngestMetrics {
       this.reorgDepth.observe(depth);
       this.log.warn({ stream, depth }, 'reorg');
     },
-    dedupeHits: (stream, where, count) => this.dedupe.inc({ stream, where }, count),
+    dedupeHits: (stream, where, count) => this.dedupe.inc({ stream, where: where === 'log' ? this.entryLog : 'memory' }, count),
     written: (stream, count) => this.written.inc({ stream }, count),
     providerError: (provider, code, message) => {
       this.providerErrors.inc({ provider, code });

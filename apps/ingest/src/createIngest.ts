@@ -29,7 +29,7 @@ export interface Ingest {
  * configured stream, one provider pool per chain) and the worker.
  */
 export async function createIngest(config: IngestConfig, log: Logger): Promise<Ingest> {
-  const metrics = new IngestMetrics(log);
+  const metrics = new IngestMetrics(log, config.jetStream === undefined ? 'redis' : 'jetstream');
   const redis = openIngestRedis(config, log);
   // Streams on a JetStream target are written there; their leases and demand stay in Redis.
   const jetStream =
@@ -65,7 +65,7 @@ export async function createIngest(config: IngestConfig, log: Logger): Promise<I
       metrics: venueMetrics,
       streamCounts: {
         written: (stream: string, count: number) => metrics.evm.written(stream, count),
-        duplicates: (stream: string, count: number) => metrics.evm.dedupeHits(stream, 'redis', count),
+        duplicates: (stream: string, count: number) => metrics.evm.dedupeHits(stream, 'log', count),
       },
       log,
       shares,

@@ -49,7 +49,7 @@ describe('CountingEvmEvents', () => {
     counting.degraded('s', true);
     counting.gap('s', 1, 2, 'strict');
     counting.reorg('s', 4);
-    counting.dedupeHits('s', 'redis', 2);
+    counting.dedupeHits('s', 'log', 2);
     counting.written('s', 7);
     counting.providerError('p0', 'garbage', 'not JSON');
     counting.stateChanged('s', 'switching');
@@ -59,7 +59,7 @@ describe('CountingEvmEvents', () => {
       'degraded(s,true)',
       'gap(s,1,2,strict)',
       'reorg(s,4)',
-      'dedupeHits(s,redis,2)',
+      'dedupeHits(s,log,2)',
       'written(s,7)',
       'providerError(p0,garbage,not JSON)',
       'stateChanged(s,switching)',

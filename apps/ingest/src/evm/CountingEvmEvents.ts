@@ -50,7 +50,7 @@ export class CountingEvmEvents implements EvmRunEvents {
     this.next.reorg(stream, depth);
   }
 
-  dedupeHits(stream: string, where: 'memory' | 'redis', count: number): void {
+  dedupeHits(stream: string, where: 'memory' | 'log', count: number): void {
     this.next.dedupeHits(stream, where, count);
   }
 

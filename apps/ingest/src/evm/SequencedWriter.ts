@@ -45,7 +45,7 @@ export class SequencedWriter {
       const outcome = await this.ctx.write(positioned);
       if (outcome.ok) {
         this.seq = first + batch.entries.length;
-        if (outcome.duplicates > 0) this.events.dedupeHits(this.stream, 'redis', outcome.duplicates);
+        if (outcome.duplicates > 0) this.events.dedupeHits(this.stream, 'log', outcome.duplicates);
         this.events.written(this.stream, outcome.written);
         return;
       }

@@ -10,7 +10,8 @@ export interface EvmRunEvents {
   degraded(stream: string, on: boolean): void;
   gap(stream: string, fromBlock: number, toBlock: number, policy: string): void;
   reorg(stream: string, depth: number): void;
-  dedupeHits(stream: string, where: 'memory' | 'redis', count: number): void;
+  /** `memory`: a hash seen in this run; `log`: the write's own dedupe id, in Redis or JetStream. */
+  dedupeHits(stream: string, where: 'memory' | 'log', count: number): void;
   written(stream: string, count: number): void;
   providerError(provider: string, code: string, message: string): void;
   stateChanged(stream: string, state: FailoverState): void;
