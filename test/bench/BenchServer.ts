@@ -33,7 +33,14 @@ const ENTRIES: Record<Exclude<ServerKind, 'relay'>, string> = {
   socketio: 'test/bench/servers/socketioServer.ts',
   wsrelay: 'test/bench/servers/wsRelayServer.ts',
   uws: 'test/bench/servers/uwsCeilingServer.ts',
+  uwsfloor: 'test/bench/servers/uwsCeilingServer.ts',
 };
+
+/** The environment of a peer: the floor is the ceiling's server reading the live channels. */
+function peerEnv(kind: Exclude<ServerKind, 'relay'>, redisUrl: string, port: number): Record<string, string> {
+  const env = { BENCH_REDIS_URL: redisUrl, BENCH_PORT: String(port), NODE_ENV: 'production' };
+  return kind === 'uwsfloor' ? { ...env, BENCH_UWS_FEED: 'redis' } : env;
+}
 
 /**
  * Starts one server under test in a fresh process; `port` 0 lets the kernel choose. `extraEnv`
@@ -78,14 +85,14 @@ export async function startBenchServer(
           LOG_LEVEL: 'info',
           NODE_ENV: 'production',
         }
-      : { BENCH_REDIS_URL: ctx.redisUrl, BENCH_PORT: String(port), NODE_ENV: 'production' };
+      : peerEnv(kind, ctx.redisUrl, port);
   const service = await spawnTsEntry(entry, {
     name: `bench-${kind}`,
     env: { ...env, ...ctx.serverEnv, ...extraEnv },
     nodeArgs,
-    // On another Node (scripts/debianUserland.mjs run --node 24), the two servers that load uWS
+    // On another Node (scripts/debianUserland.mjs run --node 24), the servers that load uWS
     // run in its userland; the others on that Node on this host.
-    relayUserland: kind === 'relay' || kind === 'uws',
+    relayUserland: kind === 'relay' || kind === 'uws' || kind === 'uwsfloor',
     readyPattern: /"msg":"listening"/,
     readyTimeoutMs: 30_000,
   });

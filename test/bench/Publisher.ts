@@ -222,6 +222,8 @@ async function uwsPublisher(initialPort: number): Promise<Publisher> {
 export async function createPublisher(kind: ServerKind, redisUrl: string, port: number): Promise<Publisher> {
   switch (kind) {
     case 'relay':
+    case 'uwsfloor':
+      // The floor reads what createPublisher publishes, as the relay does.
       return streamgatePublisher(redisUrl);
     case 'wsrelay':
       return xaddPublisher(redisUrl);

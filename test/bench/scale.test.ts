@@ -47,3 +47,10 @@ describe('BENCH_JETSTREAM_REPLICAS', () => {
     expect(() => parseBenchEnv({ BENCH_PIN: 'yes' })).toThrow(/BENCH_JETSTREAM_REPLICAS=1\|3\|1,3/);
   });
 });
+
+describe('BENCH_SERVERS', () => {
+  it('compares the four servers by default, and runs the floor of the live path only when named', () => {
+    expect(parseBenchEnv({}).servers).toEqual(['relay', 'socketio', 'wsrelay', 'uws']);
+    expect(parseBenchEnv({ BENCH_SERVERS: 'relay,uwsfloor,socketio' }).servers).toEqual(['relay', 'uwsfloor', 'socketio']);
+  });
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SERVER_KINDS } from './loadgen/protocols.js';
+import { DEFAULT_SERVER_KINDS, SERVER_KINDS } from './loadgen/protocols.js';
 import type { ServerKind } from './loadgen/protocols.js';
 import { JETSTREAM_SERIES, NAMED_TASK_SERIES, TASK_SUBS_PER_SOCKET, TASK_WORKLOADS, taskWorkloadName } from './taskWorkloads.js';
 import type { JetStreamReplicas, TaskSeries, TaskWorkload } from './taskWorkloads.js';
@@ -116,7 +116,7 @@ const BenchEnv = z.object({
   /** Comma-separated subset of servers, e.g. `relay,uws`. */
   BENCH_SERVERS: z
     .string()
-    .default(SERVER_KINDS.join(','))
+    .default(DEFAULT_SERVER_KINDS.join(','))
     .transform((s) => s.split(',').map((k) => k.trim()))
     .pipe(z.array(z.enum(SERVER_KINDS)).min(1)),
   /** Comma-separated parts: fanout, memory, storm, tasks, cluster (cluster only when asked for). */
@@ -195,7 +195,7 @@ export function parseBenchEnv(env: NodeJS.ProcessEnv): BenchOptions {
   const parsed = BenchEnv.safeParse(env);
   if (!parsed.success) {
     throw new Error(
-      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=${NAMED_TASK_SERIES.join(',')}, BENCH_JETSTREAM_REPLICAS=1|3|1,3, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_TASK_STEP_MS=<ms>, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
+      `bad benchmark environment (BENCH_SCALE=quick|full, BENCH_SERVERS=relay,socketio,wsrelay,uws,uwsfloor, BENCH_PARTS=fanout,memory,storm,tasks,cluster, BENCH_SERIES=${NAMED_TASK_SERIES.join(',')}, BENCH_JETSTREAM_REPLICAS=1|3|1,3, BENCH_PIN=auto|off, BENCH_ROUNDS=1|2|…, BENCH_TASK_STEP_MS=<ms>, BENCH_CLUSTER_REPLICAS=0|1): ${parsed.error.message}`,
     );
   }
   const e = parsed.data;

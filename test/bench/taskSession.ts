@@ -92,7 +92,7 @@ export async function withTaskSession<T>(
     // compressed timeline, not of delivery; every server under test gets the same.
     server.service.signal('SIGUSR2');
     d.fleet.collectGarbage();
-    const publisher = target.publisher?.() ?? (await createPublisher(setup.writer ?? setup.kind, target.url, server.port));
+    const publisher = target.publisher?.() ?? (await createPublisher(setup.kind, target.url, server.port));
     try {
       const step = { fleet: d.fleet, publisher, state: publishState(streams), serverPid: server.pid, log: d.log, ...meter };
       return await fn({ step, openFailed: opened.failed });

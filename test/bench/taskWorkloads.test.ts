@@ -87,13 +87,13 @@ describe('seriesSetup', () => {
       expect(seriesSetup(series, 19_968).log).toBe('redis');
   });
 
-  it("reads the floor series from the live channels, written by the relay's writer on a Redis notifying Kt", () => {
+  it('reads the floor series off a Redis notifying Kt, as the relay-notify series is', () => {
     const floor = seriesSetup('uws-floor', 0);
-    expect(floor.kind).toBe('uws');
-    expect(floor.writer).toBe('relay');
-    expect(floor.env).toEqual({ BENCH_UWS_FEED: 'redis' });
+    expect(floor.kind).toBe('uwsfloor');
+    expect(floor.log).toBe('redis');
     expect(floor.redisArgs).toEqual(seriesSetup('relay-notify', 0).redisArgs);
-    expect(seriesSetup('relay-notify', 0).writer).toBeUndefined();
+    // The fan-out part starts the floor the same way.
+    expect(serverSetup('uwsfloor')).toEqual({ env: {}, redisArgs: floor.redisArgs });
   });
 
   it("raises Redis's client limit for the ws relay's connection per stream", () => {
@@ -106,7 +106,9 @@ describe('seriesSetup', () => {
     expect(seriesOf(['uws', 'socketio', 'wsrelay'])).toEqual(['wsrelay', 'socketio']);
     expect(seriesOf(['uws'])).toEqual([]);
     // The floor of the live path is opt-in, as the JetStream series are: it would change the default run.
-    expect(seriesOf(['uws'], ['uws-floor'])).toEqual(['uws-floor']);
+    expect(seriesOf(['uwsfloor'])).toEqual([]);
+    expect(seriesOf(['uwsfloor'], ['uws-floor'])).toEqual(['uws-floor']);
+    expect(seriesOf(['uws'], ['uws-floor'])).toEqual([]);
     expect(seriesOf(['relay', 'socketio'], ['relay-notify', 'uws-floor', 'socketio'])).toEqual(['relay-notify', 'socketio']);
   });
 

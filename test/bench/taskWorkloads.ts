@@ -68,8 +68,6 @@ export interface SeriesSetup {
   readonly jetStreamReplicas?: JetStreamReplicas;
   /** Extra environment of the server process. */
   readonly env: Readonly<Record<string, string>>;
-  /** The server kind whose writer writes the entries; default `kind`'s (createPublisher). */
-  readonly writer?: ServerKind;
   /** Extra `redis-server` arguments. */
   readonly redisArgs: readonly string[];
 }
@@ -132,13 +130,7 @@ export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup
     case 'uws-floor':
       // The relay's live path with nothing of the relay's own (servers/uwsRedisFeed.ts): written
       // by createPublisher, read from the live channels beside the keyspace ones, as the relay is.
-      return {
-        kind: 'uws',
-        log: 'redis',
-        writer: 'relay',
-        env: { BENCH_UWS_FEED: 'redis' },
-        redisArgs: ['--notify-keyspace-events', 'Kt'],
-      };
+      return { kind: 'uwsfloor', log: 'redis', env: {}, redisArgs: ['--notify-keyspace-events', 'Kt'] };
     case 'wsrelay':
       // One Redis connection per stream: Redis's default of 10,000 clients would refuse the last ones.
       return { kind: 'wsrelay', log: 'redis', env: {}, redisArgs: ['--maxclients', String(maxClients)] };
@@ -153,6 +145,8 @@ export function seriesSetup(series: TaskSeries, maxClients: number): SeriesSetup
  * notify), the peers against a Redis that does not notify, since notifying costs their XADDs.
  */
 export function serverSetup(kind: ServerKind): Pick<SeriesSetup, 'env' | 'redisArgs'> {
+  // The floor reads the relay's channels off a Redis set up as the relay's.
+  if (kind === 'uwsfloor') return { env: {}, redisArgs: seriesSetup('uws-floor', 0).redisArgs };
   if (kind !== 'relay') return { env: {}, redisArgs: [] };
   const { env, redisArgs } = seriesSetup('relay-notify', 0);
   return { env, redisArgs };

@@ -1,6 +1,13 @@
-/** The four servers under test; each speaks its own minimal protocol to the same raw client. */
-export const SERVER_KINDS = ['relay', 'socketio', 'wsrelay', 'uws'] as const;
+/**
+ * The servers under test; each speaks its own minimal protocol to the same raw client. `uwsfloor`
+ * is bare uWS fed by the relay's live channels (servers/uwsRedisFeed.ts): the floor of the
+ * relay's design, run only when BENCH_SERVERS names it.
+ */
+export const SERVER_KINDS = ['relay', 'socketio', 'wsrelay', 'uws', 'uwsfloor'] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
+
+/** What BENCH_SERVERS runs when it is not set: the four servers the benchmark compares. */
+export const DEFAULT_SERVER_KINDS: readonly ServerKind[] = ['relay', 'socketio', 'wsrelay', 'uws'];
 
 export interface ProtocolSubscription {
   readonly stream: string;
@@ -74,4 +81,10 @@ const joinProtocol: Protocol = {
   },
 };
 
-export const PROTOCOLS: Record<ServerKind, Protocol> = { relay, socketio, wsrelay: joinProtocol, uws: joinProtocol };
+export const PROTOCOLS: Record<ServerKind, Protocol> = {
+  relay,
+  socketio,
+  wsrelay: joinProtocol,
+  uws: joinProtocol,
+  uwsfloor: joinProtocol,
+};
