@@ -128,10 +128,15 @@ describe('demand for streams on a JetStream target', () => {
 
       // What ingest reads: the JetStream stream is wanted in the demand Redis, beside that Redis's own.
       const registry = new RedisDemandRegistry(demand);
-      await waitFor(async () => (await registry.demanded()).has(jobs), {
-        timeoutMs: 5_000,
-        message: 'the JetStream stream never became wanted',
-      });
+      // A heartbeat carries the streams subscribed when it was sent: one between the `j` and `l`
+      // subscribes carries the JetStream stream alone, and the next carries both.
+      await waitFor(
+        async () => {
+          const demanded = await registry.demanded();
+          return demanded.has(jobs) && demanded.has(local);
+        },
+        { timeoutMs: 5_000, message: 'the JetStream stream never became wanted beside the demand Redis’s own' },
+      );
       expect([...(await registry.demanded())].sort()).toEqual([jobs, local].sort());
       expect(await demandLeftMs(demand, jobs)).toBeGreaterThan(0);
       // The other Redis target holds its own stream's demand only; nothing outside the prefix anywhere.
