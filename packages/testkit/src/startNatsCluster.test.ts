@@ -88,6 +88,14 @@ describe('startNatsCluster with auth', () => {
     expect(ack.seq).toBe(1);
     // The stream's replicas live on the other nodes: the routes formed without a client login.
     expect((await jsm.streams.info('AUTHED')).cluster?.replicas).toHaveLength(2);
+
+    // Each cluster has a name of its own, so a route that reaches a node of another cluster
+    // (a port freePort() handed out twice) is refused instead of merging the two.
+    if (natsCluster === undefined) throw new Error('the first cluster of this file was not started');
+    const first = await natsCluster.connect();
+    expect(nc.info?.cluster).toMatch(/^streamgate-test-\w/);
+    expect(first.info?.cluster).toMatch(/^streamgate-test-\w/);
+    expect(first.info?.cluster).not.toBe(nc.info?.cluster);
   }, 60_000);
 
   it('refuses a login the config language cannot hold, naming the field, before starting anything', async () => {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { ConnectionOptions, NatsConnection } from '@nats-io/transport-node';
@@ -104,17 +104,25 @@ function authorizationBlock(auth: NatsAuth): string {
   return `authorization { user: ${configString('username', auth.username)}, password: ${configString('password', auth.password)} }`;
 }
 
-function nodeConfig(name: string, ports: NodePorts, all: readonly NodePorts[], storeDir: string, auth: NatsAuth | undefined): string {
-  const routes = all.filter((p) => p !== ports).map((p) => `nats-route://127.0.0.1:${p.route}`);
-  // Never the machine's own NATS: every port comes from freePort(), and the cluster has a name
-  // of its own so that a stray route to another cluster is refused.
+interface ClusterLayout {
+  /** Unique per cluster: see nodeConfig. */
+  readonly name: string;
+  readonly ports: readonly NodePorts[];
+}
+
+function nodeConfig(name: string, ports: NodePorts, cluster: ClusterLayout, storeDir: string, auth: NatsAuth | undefined): string {
+  const routes = cluster.ports.filter((p) => p !== ports).map((p) => `nats-route://127.0.0.1:${p.route}`);
+  // Never the machine's own NATS: every port comes from freePort(). The cluster's name is its
+  // own, not shared by the clusters of other test files: freePort() only says a port was free a
+  // moment ago, so a route may reach a node of a cluster started beside it, and with one name
+  // the two would merge (same node names, a meta layer that can no longer place replicas).
   return [
     `server_name: ${name}`,
     `listen: 127.0.0.1:${ports.client}`,
     // Top-level authorization applies to clients only: the cluster block has its own, left open.
     ...(auth === undefined ? [] : [authorizationBlock(auth)]),
     `jetstream { store_dir: "${storeDir}", max_memory_store: 64MB, max_file_store: 1GB }`,
-    `cluster { name: streamgate-test, listen: 127.0.0.1:${ports.route}, routes: [${routes.join(', ')}] }`,
+    `cluster { name: ${cluster.name}, listen: 127.0.0.1:${ports.route}, routes: [${routes.join(', ')}] }`,
     '',
   ].join('\n');
 }
@@ -214,6 +222,11 @@ class RunningNatsCluster implements NatsCluster {
     }
   }
 
+  /** The cluster's name (from its own scratch directory's, which mkdtemp made unique) and ports. */
+  private get layout(): ClusterLayout {
+    return { name: `streamgate-test-${basename(this.dir).replace(/[^A-Za-z0-9-]/g, '')}`, ports: this.ports };
+  }
+
   private async launch(index: number, timeoutMs: number): Promise<void> {
     const name = `n${index + 1}`;
     const ports = this.ports[index];
@@ -221,7 +234,7 @@ class RunningNatsCluster implements NatsCluster {
     const storeDir = join(this.dir, name);
     await mkdir(storeDir, { recursive: true });
     const configFile = this.configFile(index);
-    await writeFile(configFile, nodeConfig(name, ports, this.ports, storeDir, this.login));
+    await writeFile(configFile, nodeConfig(name, ports, this.layout, storeDir, this.login));
     const service = await spawnService({
       name: `nats-server:${name}:${ports.client}`,
       command: this.binary,
@@ -247,7 +260,7 @@ class RunningNatsCluster implements NatsCluster {
         const service = this.services[index];
         if (service === undefined) return;
         const name = `n${index + 1}`;
-        await writeFile(this.configFile(index), nodeConfig(name, ports, this.ports, join(this.dir, name), login));
+        await writeFile(this.configFile(index), nodeConfig(name, ports, this.layout, join(this.dir, name), login));
         const from = service.lineCount;
         if (!service.signal('SIGHUP')) throw new Error(`NATS node ${name} is gone: it cannot reload`);
         await service.waitForLine(/Reloaded server configuration/, 10_000, { fromLine: from });
