@@ -31,8 +31,9 @@ export const TASK_SERIES = [
 export type TaskSeries = (typeof TASK_SERIES)[number];
 
 /**
- * Series that run only when BENCH_SERIES names them: the JetStream ones need a nats-server binary
- * and were added after the default set, whose runs (and their time budget) they would change.
+ * Series that run only when BENCH_SERIES names them: the JetStream ones need a nats-server binary,
+ * and the floor is a reference for the relay rather than a peer; all came after the default set,
+ * whose runs (and their time budget) they would change.
  */
 export const OPT_IN_TASK_SERIES: readonly TaskSeries[] = ['relay-jetstream', 'relay-jetstream-r3', 'uws-floor'];
 

@@ -22,13 +22,12 @@ const env = z
     BENCH_PORT: z.coerce.number().int().default(0),
     BENCH_REDIS_URL: z.string().url().optional(),
     BENCH_UWS_FEED: z.enum(['publisher', 'redis']).default('publisher'),
-    BENCH_UWS_FEED_KEYSPACE: z.enum(['0', '1']).default('1'),
   })
   .parse(process.env);
 const app = uWS.App();
 const feed =
   env.BENCH_UWS_FEED === 'redis'
-    ? redisFeed(z.string().parse(env.BENCH_REDIS_URL), env.BENCH_UWS_FEED_KEYSPACE === '1', (topic, value) => {
+    ? redisFeed(z.string().parse(env.BENCH_REDIS_URL), (topic, value) => {
         app.publish(topic, value, false);
       })
     : null;

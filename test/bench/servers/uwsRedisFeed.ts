@@ -19,11 +19,11 @@ export interface RedisFeed {
 const SPACE = 0x20;
 
 /**
- * One subscriber connection for every watched stream. `keyspace`: also subscribe each stream's
- * keyspace channel, as the relay does (its events are received and dropped: the floor pays their
- * decoding, not what the relay does with them).
+ * One subscriber connection for every watched stream, each stream's keyspace channel subscribed
+ * beside its live channel as the relay does (the events are received and dropped: the floor pays
+ * their decoding, not what the relay does with them).
  */
-export function redisFeed(redisUrl: string, keyspace: boolean, publish: PublishToTopic): RedisFeed {
+export function redisFeed(redisUrl: string, publish: PublishToTopic): RedisFeed {
   const sub = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const streamOf = new Map<string, string>();
   sub.on('messageBuffer', (channel: Buffer, message: Buffer) => {
@@ -40,7 +40,7 @@ export function redisFeed(redisUrl: string, keyspace: boolean, publish: PublishT
       const channel = liveChannel(stream, 0);
       if (channel === null) throw new Error(`uws floor: ${stream} has no live channel`);
       streamOf.set(channel, stream);
-      await (keyspace ? sub.subscribe(channel, `__keyspace@0__:${stream}`) : sub.subscribe(channel));
+      await sub.subscribe(channel, `__keyspace@0__:${stream}`);
     },
   };
 }
